@@ -1,0 +1,41 @@
+# The README's two commands: `make example` and `make test`. Both set up from nothing.
+PYTHON ?= python3
+VENV := .venv
+# Letta itself, for the differential tests: outside the clone so every run reuses it.
+# Its pytest is the one Letta's lock pins (8.4.1).
+LETTA_VENV ?= $(HOME)/.cache/memprompt/letta-0.16.8-venv
+SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find rust python -type f -not -name '*.so' -not -path '*/__pycache__/*')
+
+.PHONY: example test test-rust test-python test-letta install
+
+example: $(VENV)/.installed
+	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
+
+test: test-rust test-python test-letta
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: $(SOURCES)
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -U pip
+	$(VENV)/bin/pip install -q '.[test]'
+	touch $@
+
+$(LETTA_VENV)/.installed: tests/letta-0.16.8-constraints.txt
+	test -x $(LETTA_VENV)/bin/python || $(PYTHON) -m venv $(LETTA_VENV)
+	# pip 23 cannot resolve Letta's lxml[html-clean] requirement: upgrade first.
+	$(LETTA_VENV)/bin/pip install -q -U pip
+	$(LETTA_VENV)/bin/pip install -q -c tests/letta-0.16.8-constraints.txt letta==0.16.8 xxhash==4.1.0 hypothesis==6.170.17 pytest==8.4.1
+	touch $@
+
+test-rust:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo test
+
+test-python: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff -q
+
+# The reference against letta 0.16.8 itself, in Letta's own environment.
+test-letta: $(LETTA_VENV)/.installed
+	PYTHONPATH=python $(LETTA_VENV)/bin/python -m pytest tests/letta_diff -q -p no:cacheprovider

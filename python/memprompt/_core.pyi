@@ -1,0 +1,79 @@
+"""Types of the compiled extension ``memprompt._core`` (the Rust core).
+
+Inputs are read with ``getattr``, as Letta reads them: memprompt's own classes,
+Letta's pydantic objects and any object with the same attributes all work.
+"""
+
+from datetime import datetime
+from typing import Any, Iterable, Optional, final
+
+@final
+class CompileCache:
+    """A memory's last compile, reused while every input is the very same object."""
+
+    def __init__(self) -> None: ...
+    def clear(self) -> None: ...
+
+def compile_memory(
+    blocks: Iterable[Any],
+    file_blocks: Iterable[Any],
+    agent_type: Any,
+    git_enabled: bool,
+    tool_usage_rules: Any = None,
+    sources: Any = None,
+    max_files_open: Optional[int] = None,
+    llm_config: Any = None,
+    cache: Optional[CompileCache] = None,
+) -> Optional[str]:
+    """The memory section as ``Memory.compile`` returns it; ``None`` when the reference must render it."""
+
+def compile_memory_with_fingerprint(
+    blocks: Iterable[Any],
+    file_blocks: Iterable[Any],
+    agent_type: Any,
+    git_enabled: bool,
+    tool_usage_rules: Any = None,
+    sources: Any = None,
+    max_files_open: Optional[int] = None,
+    llm_config: Any = None,
+    cache: Optional[CompileCache] = None,
+) -> Optional[tuple[str, int, list[tuple[str, int, int]]]]:
+    """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points."""
+
+def compile_available_skills(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
+def render_memory_filesystem(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
+def first_of_each_label(file_blocks: Iterable[Any]) -> list[Any]:
+    """The file blocks with later duplicates of a label dropped."""
+
+def fingerprint(text: str) -> int:
+    """XXH3-128 of ``text.encode("utf-8", "surrogatepass")``."""
+
+def stored_memory_section(template: str, message: str) -> Optional[str]:
+    """The memory section of ``message`` if it was built from ``template``, else ``None``."""
+
+def compile_memory_metadata_block(
+    memory_edit_timestamp: datetime,
+    timezone: Optional[str],
+    agent_id: Any,
+    conversation_id: Any = "default",
+    previous_message_count: Any = 0,
+    archival_memory_size: Optional[int] = 0,
+    archive_tags: Optional[list[str]] = None,
+) -> str: ...
+def get_system_message_from_compiled_memory(
+    system_prompt: str,
+    memory_with_sources: str,
+    agent_id: Any,
+    in_context_memory_last_edit: datetime,
+    timezone: Optional[str],
+    user_defined_variables: Optional[dict[str, Any]] = None,
+    append_icm_if_missing: bool = True,
+    template_format: str = "f-string",
+    previous_message_count: Any = 0,
+    archival_memory_size: Optional[int] = 0,
+    archive_tags: Optional[list[str]] = None,
+    conversation_id: Any = "default",
+) -> str: ...
+def safe_format(template: str, variables: dict[str, Any]) -> str: ...
+def compile_tool_rule_prompts(rules: Optional[Iterable[Any]]) -> Optional[tuple[str, str]]:
+    """``(description, value)`` of the tool-usage block, or ``None`` when no rule renders."""

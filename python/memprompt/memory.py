@@ -1,0 +1,151 @@
+"""``Memory``: an agent's core memory, compiled by the Rust core."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from . import _core
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled memory section with its fingerprint and where its sections are.
+
+    ``sections`` maps a section name (``memory_blocks``, ``self``, ``memory``,
+    ``tool_usage_rules``, ``directories``) to its ``(start, end)`` offsets in
+    code points, so ``text[start:end]`` is the section from ``<tag>`` to ``</tag>``.
+    """
+
+    text: str
+    fingerprint: int
+    sections: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Memory:
+    """Core memory blocks plus the file blocks of attached sources.
+
+    The same constructor and methods as letta 0.16.8's ``Memory``; ``compile``
+    returns the identical string.
+    """
+
+    def __init__(
+        self,
+        blocks: Iterable[Any],
+        file_blocks: Iterable[Any] | None = None,
+        agent_type: Any = None,
+        git_enabled: bool = False,
+    ) -> None:
+        self.blocks = list(blocks)
+        self.file_blocks = file_blocks  # type: ignore[assignment]
+        self.agent_type = agent_type
+        self.git_enabled = bool(git_enabled)
+        # The last compile, reused while every input is the very same object.
+        self._cache = _core.CompileCache()
+
+    @property
+    def file_blocks(self) -> list[Any]:
+        return self._file_blocks
+
+    @file_blocks.setter
+    def file_blocks(self, value: Iterable[Any] | None) -> None:
+        # Letta's validator keeps the first block of each label.
+        self._file_blocks = _core.first_of_each_label(value or [])
+
+    def compile(
+        self,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: int | None = None,
+        llm_config: Any = None,
+        client_skills: Any = None,
+    ) -> str:
+        """The memory section of the system prompt. ``client_skills`` is accepted and unused, as in Letta."""
+        text = _core.compile_memory(
+            self.blocks,
+            self._file_blocks,
+            self.agent_type,
+            self.git_enabled,
+            tool_usage_rules,
+            sources,
+            max_files_open,
+            llm_config,
+            self._cache,
+        )
+        if text is None:
+            return self._reference().compile(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+        return text
+
+    def compile_with_fingerprint(
+        self,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: int | None = None,
+        llm_config: Any = None,
+        client_skills: Any = None,
+    ) -> Compiled:
+        """``compile``'s text, with its fingerprint and section offsets, computed while rendering."""
+        result = _core.compile_memory_with_fingerprint(
+            self.blocks,
+            self._file_blocks,
+            self.agent_type,
+            self.git_enabled,
+            tool_usage_rules,
+            sources,
+            max_files_open,
+            llm_config,
+            self._cache,
+        )
+        if result is None:
+            return self._reference().compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+        text, fingerprint, sections = result
+        return Compiled(text, fingerprint, {name: (start, end) for name, start, end in sections})
+
+    def compile_available_skills(self, client_skills: Any = None) -> str:
+        """``<available_skills>``, or ``""`` when there are none."""
+        return _core.compile_available_skills(self.blocks, client_skills)
+
+    def render_memory_filesystem(self, client_skills: Any = None) -> str:
+        """The ``<memory_filesystem>`` tree view of every block, or ``""``."""
+        return _core.render_memory_filesystem(self.blocks, client_skills)
+
+    def list_block_labels(self) -> list[Any]:
+        return [block.label for block in self.blocks]
+
+    def get_blocks(self) -> list[Any]:
+        return self.blocks
+
+    def get_block(self, label: str) -> Any:
+        for block in self.blocks:
+            if block.label == label:
+                return block
+        available = ", ".join(str(block.label) for block in self.blocks)
+        raise KeyError(f"Block field {label} does not exist (available sections = {available})")
+
+    def set_block(self, block: Any) -> None:
+        for i, existing in enumerate(self.blocks):
+            if existing.label == block.label:
+                self.blocks[i] = block
+                return
+        self.blocks.append(block)
+
+    def update_block_value(self, label: str, value: str) -> None:
+        if not isinstance(value, str):
+            raise ValueError("Provided value must be a string")
+        for block in self.blocks:
+            if block.label == label:
+                block.value = value
+                return
+        raise ValueError(f"Block with label {label} does not exist")
+
+    def _reference(self) -> Any:
+        # The rare git-memory labels that name Letta's internal keys (see README).
+        from .reference import Memory as ReferenceMemory
+
+        return ReferenceMemory(self.blocks, self._file_blocks, self.agent_type, self.git_enabled)
+
+    def __repr__(self) -> str:
+        return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self._file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"

@@ -1,0 +1,127 @@
+"""Small typed input classes with Letta's field names.
+
+Every memprompt API reads its inputs with ``getattr``, as Letta does, so Letta's
+own pydantic objects (or any object with the same attributes) work too.
+"""
+
+from __future__ import annotations
+
+# Letta's default block limit (letta.constants.CORE_MEMORY_BLOCK_CHAR_LIMIT).
+DEFAULT_BLOCK_LIMIT = 100000
+
+
+class Block:
+    """A core-memory block: ``label``, ``value``, ``description``, ``limit``, ``read_only``."""
+
+    __slots__ = ("value", "label", "description", "limit", "read_only")
+
+    def __init__(
+        self,
+        value: str | None = "",
+        label: str | None = None,
+        description: str | None = None,
+        limit: int | None = DEFAULT_BLOCK_LIMIT,
+        read_only: bool = False,
+    ) -> None:
+        self.value = value
+        self.label = label
+        self.description = description
+        self.limit = limit
+        self.read_only = read_only
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(label={self.label!r}, value={_preview(self.value)})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__ + _extra_slots(self))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class FileBlock(Block):
+    """A block holding an open (or closed) file of an attached source."""
+
+    __slots__ = ("source_id",)
+
+    def __init__(
+        self,
+        value: str | None = "",
+        label: str | None = None,
+        description: str | None = None,
+        limit: int | None = DEFAULT_BLOCK_LIMIT,
+        read_only: bool = False,
+        source_id: str | None = None,
+    ) -> None:
+        super().__init__(value, label, description, limit, read_only)
+        self.source_id = source_id
+
+
+class Source:
+    """An attached source (folder): rendered as a ``<directory>``."""
+
+    __slots__ = ("id", "name", "description", "instructions")
+
+    def __init__(
+        self,
+        id: str | None,
+        name: str,
+        description: str | None = None,
+        instructions: str | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.instructions = instructions
+
+    def __repr__(self) -> str:
+        return f"Source(id={self.id!r}, name={self.name!r})"
+
+
+class ClientSkill:
+    """A skill the client provides for ``<available_skills>``."""
+
+    __slots__ = ("name", "description", "location")
+
+    def __init__(self, name: str, description: str | None = "", location: str | None = "") -> None:
+        self.name = name
+        self.description = description
+        self.location = location
+
+    def __repr__(self) -> str:
+        return f"ClientSkill(name={self.name!r}, location={self.location!r})"
+
+
+class ToolUsageRules:
+    """The ``<tool_usage_rules>`` block: a ``description`` and a ``value``."""
+
+    __slots__ = ("description", "value")
+
+    def __init__(self, description: str | None, value: str | None) -> None:
+        self.description = description
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"ToolUsageRules(description={self.description!r}, value={_preview(self.value)})"
+
+
+class LLMConfig:
+    """The one field of Letta's LLMConfig that rendering reads."""
+
+    __slots__ = ("model_endpoint_type",)
+
+    def __init__(self, model_endpoint_type: str | None) -> None:
+        self.model_endpoint_type = model_endpoint_type
+
+    def __repr__(self) -> str:
+        return f"LLMConfig(model_endpoint_type={self.model_endpoint_type!r})"
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _extra_slots(obj: object) -> tuple[str, ...]:
+    return tuple(s for cls in type(obj).__mro__[:-2] for s in getattr(cls, "__slots__", ()) if s not in Block.__slots__)

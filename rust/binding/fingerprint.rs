@@ -1,0 +1,26 @@
+//! Fingerprints and the exact parse of stored system messages, as Python functions.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::strings::{to_py_str, Strings};
+use crate::fingerprint as core;
+
+/// XXH3-128 of `text.encode("utf-8", "surrogatepass")`.
+#[pyfunction]
+pub fn fingerprint(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<u128> {
+    let strings = Strings::new(py);
+    Ok(core::fingerprint(strings.text(text)?))
+}
+
+/// The memory section of `message` if it was built from `template`, else `None`.
+#[pyfunction]
+pub fn stored_memory_section<'py>(
+    py: Python<'py>,
+    template: &Bound<'py, PyString>,
+    message: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let strings = Strings::new(py);
+    let (template, message) = (strings.text(template)?, strings.text(message)?);
+    core::stored_memory_section(template, message).map(|section| to_py_str(py, section)).transpose()
+}

@@ -1,0 +1,164 @@
+//! Reading Letta-shaped Python objects (ours, Letta's pydantic ones, any with the
+//! same attributes) into the renderers' input structs, with `getattr` as Letta reads them.
+
+use std::borrow::Cow;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::strings::{repr, type_error, Strings};
+use crate::model::{Block, ClientSkill, FileBlock, Int, Source, Text, ToolUsageRules};
+
+/// Names a block in an error message: `block 3 ('human')`.
+fn block_name(kind: &str, index: usize, obj: &Bound<'_, PyAny>) -> String {
+    let label = obj
+        .getattr(intern!(obj.py(), "label"))
+        .ok()
+        .filter(|l| l.is_instance_of::<PyString>())
+        .map_or_else(|| "None".to_string(), |l| repr(&l));
+    format!("{kind} {index} ({label})")
+}
+
+pub fn block<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>, kind: &str, index: usize) -> PyResult<Block<'s>> {
+    let py = strings.py();
+    let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
+    let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
+    let value = strings.str_or_none(&strings.attr(obj, intern!(py, "value"))?, field("value"))?;
+    let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
+    let limit = strings.int_or_none(&strings.attr(obj, intern!(py, "limit"))?, field("limit"))?.unwrap_or(Int::Small(0));
+    let read_only = match strings.attr_opt(obj, intern!(py, "read_only"))? {
+        Some(flag) => flag.is_truthy()?,
+        None => false,
+    };
+    Ok(Block { label, value, description, limit, read_only })
+}
+
+pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    for (i, obj) in list.try_iter()?.enumerate() {
+        out.push(block(strings, &obj?, "block", i)?);
+    }
+    strings.list_end();
+    Ok(out)
+}
+
+pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<FileBlock<'s>>> {
+    let py = strings.py();
+    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    for (i, obj) in list.try_iter()?.enumerate() {
+        let obj = obj?;
+        let block = block(strings, &obj, "file block", i)?;
+        let source_id = match strings.attr_opt(&obj, intern!(py, "source_id"))? {
+            Some(id) => strings.optional_str(&id, || format!("{}: source_id", block_name("file block", i, &obj)))?,
+            None => None,
+        };
+        out.push(FileBlock { block, source_id });
+    }
+    strings.list_end();
+    Ok(out)
+}
+
+/// `getattr(obj, name, None)`, rendered with f-string semantics when truthy, else `""`.
+fn truthy_format<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
+    match strings.attr_opt(obj, name)? {
+        Some(v) if v.is_truthy()? => strings.format(&v),
+        _ => Ok(Cow::Borrowed(b"")),
+    }
+}
+
+pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Source<'s>>> {
+    let py = strings.py();
+    let mut out = Vec::new();
+    for (i, obj) in list.try_iter()?.enumerate() {
+        let obj = obj?;
+        let name_obj = strings.attr_opt(&obj, intern!(py, "name"))?;
+        let name = match &name_obj {
+            Some(n) => strings.format(n)?,
+            None => Cow::Borrowed(&b""[..]),
+        };
+        let id = match strings.attr_opt(&obj, intern!(py, "id"))? {
+            Some(id) => strings.optional_str(&id, || {
+                let name = name_obj.as_ref().map_or_else(|| "''".into(), repr);
+                format!("source {i} ({name}): id")
+            })?,
+            None => None,
+        };
+        out.push(Source {
+            id,
+            name,
+            description: truthy_format(strings, &obj, intern!(py, "description"))?,
+            instructions: truthy_format(strings, &obj, intern!(py, "instructions"))?,
+        });
+    }
+    strings.list_end();
+    Ok(out)
+}
+
+pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<ClientSkill<'s>>> {
+    let py = strings.py();
+    let mut out = Vec::new();
+    for (i, obj) in list.try_iter()?.enumerate() {
+        let obj = obj?;
+        let name_obj = strings.attr(&obj, intern!(py, "name"))?;
+        let name = match strings.try_text(&name_obj)? {
+            Some(t) => Cow::Borrowed(t),
+            None => return Err(type_error(format!("client skill {i}: name"), "str", &name_obj)),
+        };
+        let field = |f: &'static str| move || format!("client skill {i}: {f}");
+        out.push(ClientSkill {
+            name,
+            description: strings.str_or_none(&strings.attr(&obj, intern!(py, "description"))?, field("description"))?,
+            location: strings.str_or_none(&strings.attr(&obj, intern!(py, "location"))?, field("location"))?,
+        });
+    }
+    strings.list_end();
+    Ok(out)
+}
+
+pub fn tool_usage_rules<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -> PyResult<ToolUsageRules<'s>> {
+    let py = strings.py();
+    let field = |name: &Bound<'py, PyString>| -> PyResult<Text<'s>> {
+        match strings.attr_opt(obj, name)? {
+            Some(v) => strings.str_or_none(&v, || format!("tool_usage_rules: {name}")),
+            None => Ok(Cow::Borrowed(b"")),
+        }
+    };
+    Ok(ToolUsageRules { description: field(intern!(py, "description"))?, value: field(intern!(py, "value"))? })
+}
+
+/// The agent type lower-cased with Python's own `str.lower()`: `.value` of an enum, a str, or `None`.
+pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Text<'s>> {
+    let py = strings.py();
+    let raw = match strings.attr_opt(obj, intern!(py, "value"))? {
+        Some(value) => value,
+        None if !obj.is_truthy()? => return Ok(Cow::Borrowed(b"")),
+        None => {
+            strings.arg(obj);
+            obj.clone()
+        }
+    };
+    match raw.cast::<PyString>() {
+        Ok(s) => {
+            let lower = s.call_method0(intern!(py, "lower"))?.cast_into::<PyString>()?;
+            Ok(Cow::Borrowed(strings.text(&lower)?))
+        }
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "agent_type must be a str, an enum with a str value, or None, not {}",
+            raw.get_type().name()?
+        ))),
+    }
+}
+
+/// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`.
+pub fn is_anthropic(llm_config: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = llm_config.py();
+    if llm_config.is_none() || !llm_config.is_truthy()? {
+        return Ok(false);
+    }
+    match llm_config.getattr_opt(intern!(py, "model_endpoint_type"))? {
+        Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
+        None => Ok(false),
+    }
+}

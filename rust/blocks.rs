@@ -1,0 +1,94 @@
+//! `<memory_blocks>`: the plain form.
+
+use crate::model::Block;
+use crate::out::Out;
+use crate::text::char_len;
+use crate::w;
+
+pub const HEADER: &str =
+    "<memory_blocks>\nThe following memory blocks are currently engaged in your core memory unit:\n\n";
+pub const FOOTER: &str = "\n</memory_blocks>";
+
+/// Letta's `block.label or "block"`.
+pub fn tag<'b>(block: &'b Block) -> &'b [u8] {
+    if block.label.is_empty() {
+        b"block"
+    } else {
+        &block.label
+    }
+}
+
+/// The `<metadata>` element shared by both forms of `<memory_blocks>`.
+pub fn metadata(out: &mut Out, block: &Block) {
+    w!(out, "<metadata>");
+    if block.read_only {
+        w!(out, "\n- read_only=true");
+    }
+    w!(out, "\n- chars_current=", char_len(&block.value), "\n- chars_limit=", block.limit, "\n</metadata>\n");
+}
+
+/// Nothing at all when there are no blocks.
+pub fn render(out: &mut Out, blocks: &[Block]) {
+    if blocks.is_empty() {
+        return;
+    }
+    w!(out, HEADER);
+    for (i, block) in blocks.iter().enumerate() {
+        let tag = tag(block);
+        w!(out, "<", tag, ">\n<description>\n", block.description, "\n</description>\n");
+        metadata(out, block);
+        w!(out, "<value>\n", block.value, "\n</value>\n</", tag, ">\n");
+        if i + 1 != blocks.len() {
+            w!(out, "\n");
+        }
+    }
+    w!(out, FOOTER);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Int;
+    use std::borrow::Cow;
+
+    pub fn block<'a>(label: &'a str, value: &'a str) -> Block<'a> {
+        Block {
+            label: Cow::Borrowed(label.as_bytes()),
+            value: Cow::Borrowed(value.as_bytes()),
+            description: Cow::Borrowed(b"d"),
+            limit: Int::Small(100),
+            read_only: false,
+        }
+    }
+
+    #[test]
+    fn one_block() {
+        let mut out = Out::default();
+        render(&mut out, &[block("human", "h\u{e9}")]);
+        assert_eq!(
+            String::from_utf8(out.buf).unwrap(),
+            "<memory_blocks>\nThe following memory blocks are currently engaged in your core memory unit:\n\n\
+             <human>\n<description>\nd\n</description>\n<metadata>\n- chars_current=2\n- chars_limit=100\n</metadata>\n\
+             <value>\nh\u{e9}\n</value>\n</human>\n\n</memory_blocks>"
+        );
+    }
+
+    #[test]
+    fn no_blocks_no_wrapper() {
+        let mut out = Out::default();
+        render(&mut out, &[]);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn empty_label_is_block_and_read_only_shows() {
+        let mut b = block("", "");
+        b.read_only = true;
+        let mut out = Out::default();
+        render(&mut out, &[b.clone(), b]);
+        let s = String::from_utf8(out.buf).unwrap();
+        assert!(s.contains("<block>\n"));
+        assert!(s.contains("<metadata>\n- read_only=true\n- chars_current=0"));
+        assert!(s.contains("</block>\n\n<block>"));
+    }
+}

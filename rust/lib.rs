@@ -1,0 +1,20 @@
+//! memprompt: Letta 0.16.8's memory prompt, rendered byte for byte in Rust.
+//!
+//! One module per section renderer; `text` holds Python's string semantics,
+//! `fingerprint` the XXH3-128 fingerprints, `binding` the thin pyo3 layer.
+
+pub mod blocks;
+pub mod directories;
+pub mod error;
+pub mod fingerprint;
+pub mod git_memory;
+pub mod line_numbered;
+pub mod memory;
+pub mod model;
+pub mod out;
+pub mod posix_path;
+pub mod skills;
+pub mod text;
+pub mod tool_rules;
+pub mod tree_view;
+mod binding;

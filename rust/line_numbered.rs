@@ -1,0 +1,59 @@
+//! `<memory_blocks>` with line numbers, for Anthropic models of the newer agent types.
+
+use crate::blocks::{metadata, tag, FOOTER, HEADER};
+use crate::model::Block;
+use crate::out::Out;
+use crate::w;
+
+/// Letta's `CORE_MEMORY_LINE_NUMBER_WARNING`.
+pub const WARNING: &str = "# NOTE: Line numbers shown below (with arrows like '1\u{2192}') are to help during editing. Do NOT include line number prefixes in your memory edit tool calls.";
+
+/// Unlike the plain form, the wrapper is written even with no blocks.
+pub fn render(out: &mut Out, blocks: &[Block]) {
+    w!(out, HEADER);
+    for (i, block) in blocks.iter().enumerate() {
+        let tag = tag(block);
+        w!(out, "<", tag, ">\n<description>\n", block.description, "\n</description>\n");
+        metadata(out, block);
+        w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
+        if !block.value.is_empty() {
+            for (n, line) in block.value.split(|&b| b == b'\n').enumerate() {
+                w!(out, n + 1, "\u{2192} ", line, "\n");
+            }
+        }
+        w!(out, "</value>\n</", tag, ">\n");
+        if i + 1 != blocks.len() {
+            w!(out, "\n");
+        }
+    }
+    w!(out, FOOTER);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Int;
+    use std::borrow::Cow;
+
+    #[test]
+    fn numbers_every_line() {
+        let b = Block {
+            label: Cow::Borrowed(b"persona"),
+            value: Cow::Borrowed(b"a\r\n\nb"),
+            description: Cow::Borrowed(b""),
+            limit: Int::Small(5),
+            read_only: false,
+        };
+        let mut out = Out::default();
+        render(&mut out, &[b]);
+        let s = String::from_utf8(out.buf).unwrap();
+        assert!(s.contains("<value>\n1\u{2192} a\r\n2\u{2192} \n3\u{2192} b\n</value>\n</persona>\n\n</memory_blocks>"));
+    }
+
+    #[test]
+    fn wrapper_without_blocks() {
+        let mut out = Out::default();
+        render(&mut out, &[]);
+        assert_eq!(String::from_utf8(out.buf).unwrap(), format!("{HEADER}{FOOTER}"));
+    }
+}

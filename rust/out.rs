@@ -1,0 +1,132 @@
+//! The output buffer every renderer writes into.
+
+use crate::model::Int;
+
+/// A named part of the output, in byte offsets: `<tool_usage_rules>` to `</tool_usage_rules>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section {
+    pub name: &'static str,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Rendered text as surrogatepass UTF-8 (see `text`), and where its sections are.
+#[derive(Debug, Default)]
+pub struct Out {
+    pub buf: Vec<u8>,
+    pub sections: Vec<Section>,
+}
+
+impl Out {
+    pub fn with_capacity(n: usize) -> Self {
+        Out { buf: Vec::with_capacity(n), sections: Vec::new() }
+    }
+
+    /// Records that section `name` runs from byte `start` to the end of what is written so far.
+    pub fn section(&mut self, name: &'static str, start: usize) {
+        self.sections.push(Section { name, start, end: self.buf.len() });
+    }
+
+    #[inline]
+    pub fn push(&mut self, s: &[u8]) {
+        self.buf.extend_from_slice(s);
+    }
+
+    /// Writes `n` in decimal, as Python's `str(int)`.
+    pub fn int(&mut self, n: i64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut m = n.unsigned_abs();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        }
+        if n < 0 {
+            self.buf.push(b'-');
+        }
+        self.push(&digits[i..]);
+    }
+
+    pub fn usize(&mut self, n: usize) {
+        self.int(n as i64);
+    }
+
+    pub fn num(&mut self, n: &Int) {
+        match n {
+            Int::Small(v) => self.int(*v),
+            Int::Rendered(t) => self.push(t),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
+/// Writes each piece in order: `w!(out, "<", label, ">\n")` reads like the output.
+#[macro_export]
+macro_rules! w {
+    ($out:expr, $($piece:expr),+ $(,)?) => {{
+        $( $crate::out::Piece::write_to(&$piece, $out); )+
+    }};
+}
+
+/// What `w!` can write: literals, text, numbers.
+pub trait Piece {
+    fn write_to(&self, out: &mut Out);
+}
+
+impl Piece for &str {
+    #[inline]
+    fn write_to(&self, out: &mut Out) {
+        out.push(self.as_bytes());
+    }
+}
+
+impl Piece for &[u8] {
+    #[inline]
+    fn write_to(&self, out: &mut Out) {
+        out.push(self);
+    }
+}
+
+impl Piece for std::borrow::Cow<'_, [u8]> {
+    #[inline]
+    fn write_to(&self, out: &mut Out) {
+        out.push(self);
+    }
+}
+
+impl Piece for usize {
+    #[inline]
+    fn write_to(&self, out: &mut Out) {
+        out.usize(*self);
+    }
+}
+
+impl Piece for Int<'_> {
+    #[inline]
+    fn write_to(&self, out: &mut Out) {
+        out.num(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ints_render_like_python() {
+        let mut out = Out::default();
+        w!(&mut out, 0usize, " ", Int::Small(-42), " ", Int::Small(i64::MIN));
+        assert_eq!(out.buf, b"0 -42 -9223372036854775808");
+    }
+}

@@ -10,11 +10,15 @@ pub mod fingerprint;
 pub mod git_memory;
 pub mod line_numbered;
 pub mod memory;
+pub mod metadata;
 pub mod model;
 pub mod out;
 pub mod posix_path;
 pub mod skills;
+pub mod system_message;
 pub mod text;
+pub mod timestamp;
 pub mod tool_rules;
 pub mod tree_view;
+
 mod binding;

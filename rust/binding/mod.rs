@@ -3,7 +3,9 @@
 mod fingerprint;
 mod inputs;
 mod memory;
+mod prompt;
 mod strings;
+mod tool_rules;
 
 use pyo3::exceptions::{PyAttributeError, PyNotImplementedError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -31,5 +33,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory::compile_available_skills, m)?)?;
     m.add_function(wrap_pyfunction!(memory::render_memory_filesystem, m)?)?;
     m.add_function(wrap_pyfunction!(memory::first_of_each_label, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt::compile_memory_metadata_block, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt::get_system_message_from_compiled_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt::safe_format, m)?)?;
+    m.add_function(wrap_pyfunction!(tool_rules::compile_tool_rule_prompts, m)?)?;
     Ok(())
 }

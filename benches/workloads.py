@@ -1,0 +1,940 @@
+"""The benchmark workloads: one input per case, and one callable per implementation on it.
+
+Every case is rendered by each implementation from the very same input objects:
+
+- ``memprompt``: the Rust core, through the public API (``memprompt.Memory`` ...).
+- ``reference``: ``memprompt.reference``, the pure-Python oracle.
+- ``letta``: letta 0.16.8 itself, when it is importable (else the column is absent).
+- ``floor``: ``bytes.decode("utf-8")`` of the output's UTF-8 bytes: the cost of
+  building a Python ``str`` of the output's length from bytes already in memory.
+
+When Letta is importable the inputs are Letta's own pydantic objects (``Block``,
+``FileBlock``, ``Source``, ``LLMConfig``, ``ClientSkillSchema``, tool rules
+validated by ``ToolRulesSolver``), and memprompt and the reference read those same
+objects (both read with ``getattr``). Without Letta they read memprompt's own
+``Block``, ``FileBlock``... and agent-file rule dicts.
+
+A memprompt ``Memory`` remembers its last compile and returns it while no input
+changed (see README). A full render is what is compared with Letta, so every
+memprompt render below clears that cache first (``memory._cache.clear()``),
+except in the ``recompile`` workload, which measures exactly the cache hit.
+
+This module is shared by the pytest-benchmark suite (``benches/test_*.py``) and by
+the memory measurement of ``memprompt bench`` (``memprompt/bench.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import operator
+import random
+import re
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from io import StringIO
+from pathlib import Path
+from typing import Any, Callable
+
+#: The columns, in the report's order.
+IMPLEMENTATIONS = ("memprompt", "reference", "letta", "floor")
+
+#: The Letta release memprompt reproduces; another version is reported as absent.
+LETTA_VERSION = "0.16.8"
+
+#: The real agent files, beside the repository (read-only test data).
+AGENTFILES = Path(__file__).resolve().parents[2] / "shared" / "agentfiles"
+
+KB = 1000
+MB = 1000 * 1000
+
+# One timestamp for every system message, so that outputs compare equal.
+NOW = datetime(2026, 1, 15, 17, 30, 5, tzinfo=timezone.utc)
+
+
+# -- cases -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input of one renderer (a row of the report)."""
+
+    renderer: str
+    name: str
+    prepare: Callable[["Env"], "Prepared"] = field(repr=False, compare=False)
+    #: Part of ``--quick`` (pytest ``-m quick``).
+    quick: bool = False
+    #: Measured by the memory phase of ``memprompt bench``.
+    memory: bool = False
+    #: Why the Letta column is skipped for this case (None: Letta runs).
+    letta_skip: str | None = None
+    #: Parameters shown in the report (blocks, value size, depth, files ...).
+    params: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.renderer}/{self.name}"
+
+
+@dataclass
+class Prepared:
+    """A case's inputs, bound into one zero-argument callable per implementation."""
+
+    run: dict[str, Callable[[], Any]]
+    #: The reference's output on the input: what every implementation must return.
+    expected: Any
+    #: The text whose size is the case's "output size" and whose decode is the floor.
+    text: str
+    #: ``check(result, expected)``: does an implementation's result equal the expected one?
+    check: Callable[[Any, Any], bool] = operator.eq
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.encoded = self.text.encode("utf-8", "surrogatepass")
+        encoded = self.encoded
+        if _has_surrogates(self.text):
+            self.run["floor"] = lambda: encoded.decode("utf-8", "surrogatepass")
+        else:
+            self.run["floor"] = encoded.decode
+        self.info.setdefault("output_chars", len(self.text))
+        self.info.setdefault("output_bytes", len(self.encoded))
+
+    def verify(self, impl: str, result: Any) -> None:
+        """Assert that ``impl`` returned what the reference returned on the same input."""
+        if impl == "floor":
+            assert result == self.text
+            return
+        if self.check(result, self.expected):
+            return
+        if isinstance(result, str) and isinstance(self.expected, str):
+            at = next((i for i, (a, b) in enumerate(zip(result, self.expected)) if a != b), min(len(result), len(self.expected)))
+            raise AssertionError(
+                f"{impl} differs from the reference at code point {at} (lengths {len(result)} and {len(self.expected)}): "
+                f"{result[max(0, at - 40):at + 40]!r} != {self.expected[max(0, at - 40):at + 40]!r}"
+            )
+        raise AssertionError(f"{impl} returned {result!r}, the reference {self.expected!r}")
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+# -- the implementations' modules ------------------------------------------------
+
+
+class Letta:
+    """The parts of letta 0.16.8 that the workloads call."""
+
+    def __init__(self) -> None:
+        import letta
+        from letta.helpers import ToolRulesSolver
+        from letta.prompts.prompt_generator import PromptGenerator
+        from letta.schemas.block import Block, FileBlock
+        from letta.schemas.letta_request import ClientSkillSchema
+        from letta.schemas.llm_config import LLMConfig
+        from letta.schemas.memory import Memory
+        from letta.schemas.source import Source
+
+        self.version = getattr(letta, "__version__", "?")
+        self.Memory = Memory
+        self.Block = Block
+        self.FileBlock = FileBlock
+        self.Source = Source
+        self.LLMConfig = LLMConfig
+        self.ClientSkill = ClientSkillSchema
+        self.PromptGenerator = PromptGenerator
+        self.ToolRulesSolver = ToolRulesSolver
+
+
+def load_letta() -> tuple[Letta | None, str | None]:
+    """Letta, or None and why it is absent."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            letta = Letta()
+    except ImportError as e:
+        return None, f"letta is not importable ({e})"
+    if letta.version != LETTA_VERSION:
+        return None, f"letta {letta.version} is installed, not {LETTA_VERSION}"
+    return letta, None
+
+
+class Env:
+    """The implementations, the object builders (Letta's classes when Letta is present), and the current case."""
+
+    def __init__(self, with_letta: bool = True) -> None:
+        try:
+            self.mp = importlib.import_module("memprompt")
+            self.ref = importlib.import_module("memprompt.reference")
+            self.ref_rules = importlib.import_module("memprompt.reference.tool_rules")
+        except ImportError as e:
+            raise ImportError(
+                f"the benchmarks need memprompt with its compiled extension: build it into this Python ({e})"
+            ) from e
+        if with_letta:
+            self.letta, self.letta_absent = load_letta()
+        else:
+            self.letta, self.letta_absent = None, "letta disabled"
+        self._current: tuple[str, Prepared] | None = None
+        self._mp_memories: list[Any] = []
+
+    def prepare(self, case: Case) -> Prepared:
+        """The case's prepared input, built once and shared by the implementations (one case at a time)."""
+        if self._current is None or self._current[0] != case.id:
+            self._current = None  # free the previous case's inputs first
+            self._mp_memories = []
+            self._current = (case.id, case.prepare(self))
+        return self._current[1]
+
+    def clear_caches(self) -> None:
+        """Drop the last compile that the current case's memprompt memories hold."""
+        for memory in self._mp_memories:
+            memory._cache.clear()
+
+    # -- object builders: Letta's classes when Letta is present --------------------
+
+    def block(self, value: str, label: str, description: str | None = None, limit: int = 5000, read_only: bool = False) -> Any:
+        if self.letta is None:
+            return self.mp.Block(value, label, description, limit, read_only)
+        fields = dict(value=value, label=label, description=description, limit=limit, read_only=read_only)
+        try:
+            return self.letta.Block(**fields)
+        except ValueError:  # pydantic refuses it: keep Letta's class, unvalidated
+            return self.letta.Block.model_construct(**fields)
+
+    def file_block(
+        self,
+        value: str,
+        label: str,
+        source_id: str,
+        file_id: str,
+        description: str | None = None,
+        limit: int = 5000,
+        read_only: bool = True,
+    ) -> Any:
+        if self.letta is None:
+            return self.mp.FileBlock(value, label, description, limit, read_only, source_id)
+        fields = dict(
+            value=value,
+            label=label,
+            description=description,
+            limit=limit,
+            read_only=read_only,
+            source_id=source_id,
+            file_id=file_id,
+            is_open=bool(value),
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # FileBlock.source_id is deprecated
+            try:
+                return self.letta.FileBlock(**fields)
+            except ValueError:
+                return self.letta.FileBlock.model_construct(**fields)
+
+    def source(self, id: str, name: str, description: str | None = None, instructions: str | None = None) -> Any:
+        if self.letta is None:
+            return self.mp.Source(id, name, description, instructions)
+        # A Source needs an embedding config, which rendering never reads.
+        return self.letta.Source.model_construct(id=id, name=name, description=description, instructions=instructions)
+
+    def llm_config(self, endpoint_type: str, model: str = "model", context_window: int = 128_000) -> Any:
+        if self.letta is None:
+            return self.mp.LLMConfig(endpoint_type)
+        try:
+            return self.letta.LLMConfig(model=model, model_endpoint_type=endpoint_type, context_window=context_window)
+        except ValueError:
+            return self.letta.LLMConfig.model_construct(model=model, model_endpoint_type=endpoint_type, context_window=context_window)
+
+    def client_skill(self, name: str, description: str, location: str) -> Any:
+        if self.letta is None:
+            return self.mp.ClientSkill(name, description, location)
+        return self.letta.ClientSkill(name=name, description=description, location=location)
+
+    def tool_rules(self, rules: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+        """The rules as every implementation reads them, and Letta's solver (None without Letta).
+
+        With Letta: Letta's validated rule objects (``ToolRulesSolver(tool_rules=...)``), read
+        by all three. Without: the agent-file dicts.
+        """
+        if self.letta is None:
+            return list(rules), None
+        solver = self.letta.ToolRulesSolver(tool_rules=list(rules))
+        return list(solver.tool_rules), solver
+
+    def memories(self, blocks: list[Any], file_blocks: list[Any] = (), agent_type: Any = None, git_enabled: bool = False):
+        """(memprompt Memory, reference Memory, Letta Memory or None) on the same blocks."""
+        letta_memory = None
+        if self.letta is not None:
+            letta_memory = self.letta.Memory(
+                blocks=list(blocks), file_blocks=list(file_blocks), agent_type=agent_type, git_enabled=git_enabled
+            )
+            blocks = letta_memory.blocks
+            file_blocks = letta_memory.file_blocks
+            agent_type = letta_memory.agent_type  # what Letta holds (its AgentType enum)
+        mp_memory = self.mp.Memory(blocks, file_blocks, agent_type, git_enabled)
+        self._mp_memories.append(mp_memory)
+        ref_memory = self.ref.Memory(blocks, file_blocks, agent_type, git_enabled)
+        return mp_memory, ref_memory, letta_memory
+
+
+def full_render(memory: Any, method: str, *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """A memprompt render with its compile cache cleared first: every call renders."""
+    cache = memory._cache
+    bound = getattr(memory, method)
+
+    def render() -> Any:
+        cache.clear()
+        return bound(*args, **kwargs)
+
+    return render
+
+
+def letta_tree_view(memory: Any, client_skills: Any = None) -> Callable[[], str]:
+    """Letta's ``_render_memory_filesystem`` writes into a StringIO: its text is what it writes."""
+
+    def render() -> str:
+        s = StringIO()
+        memory._render_memory_filesystem(s, client_skills)
+        return s.getvalue()
+
+    return render
+
+
+# -- input text ------------------------------------------------------------------
+
+# Words for generated block values: plain ASCII prose in lines of 4 to 14 words.
+_WORDS = (
+    "the a an and or but of to in on at for with from by about as into over after before between "
+    "agent user memory block note task project meeting deadline budget report draft review plan "
+    "prefers likes dislikes asked said wants needs remembers mentioned decided agreed scheduled "
+    "morning evening weekend monday friday january march july october today tomorrow yesterday "
+    "coffee tea music travel hiking reading cooking running chess photography gardening "
+    "python rust database server deploy release branch commit test benchmark cache latency "
+    "Ann Bob Chen Dana Eli Fatima Gus Hana Ivan Jo Kim Lee Mia Noor Omar Pia "
+    "is was will has had can should must may might does did not never always often "
+    "1 2 3 5 8 13 21 42 100 2025 2026 v0.16.8 #42 (see notes) [todo] - * : ; , . !"
+).split()
+
+
+@lru_cache(maxsize=1)
+def corpus() -> str:
+    """About 2.2 MB of deterministic ASCII prose, sliced into block values."""
+    rng = random.Random(20260115)
+    words = rng.choices(_WORDS, k=380_000)
+    lines = []
+    i = 0
+    while i < len(words):
+        n = rng.randint(4, 14)
+        lines.append(" ".join(words[i : i + n]))
+        i += n
+    return "\n".join(lines)
+
+
+def text(size: int, seed: int) -> str:
+    """``size`` characters of prose, a different slice for each seed (a new ``str`` object each call)."""
+    if size <= 0:
+        return ""
+    base = corpus()
+    if size > len(base) // 2:
+        base = base * (size // len(base) + 2)
+    start = (seed * 2_654_435_761) % (len(base) - size)
+    return base[start : start + size]
+
+
+_PLAIN_LABELS = ("persona", "human", "projects", "preferences", "scratchpad", "tasks", "contacts", "calendar")
+
+
+def plain_blocks(env: Env, n: int, size: int) -> list[Any]:
+    """``n`` blocks of ``size`` characters: every 7th read-only, limits above their values."""
+    blocks = []
+    for i in range(n):
+        label = _PLAIN_LABELS[i] if i < len(_PLAIN_LABELS) else f"notes_{i}"
+        blocks.append(
+            env.block(
+                text(size, i),
+                label,
+                f"What the agent keeps about {label}: facts, preferences and open questions.",
+                limit=max(5000, 2 * size),
+                read_only=i % 7 == 6,
+            )
+        )
+    return blocks
+
+
+# Path part names, per level, for git-memory labels.
+_DIRS = ("projects", "people", "areas", "archive", "inbox", "journal", "research", "ops", "reference", "drafts")
+
+
+def _path(i: int, depth: int, base: int, offset: int = 0) -> list[str]:
+    """``depth`` path parts: the digits of ``i`` in ``base`` (the top ones 0 when ``i`` is small), the leaf unique."""
+    digits = []
+    rest = i
+    for _ in range(depth - 1):
+        digits.append(rest % base)
+        rest //= base
+    parts = [f"{_DIRS[(level + offset) % len(_DIRS)]}{digit}" for level, digit in enumerate(reversed(digits))]
+    parts.append(f"file{i}")
+    return parts
+
+
+def git_blocks(env: Env, n: int, depth: int, value_size: int = 500) -> list[Any]:
+    """A git-memory agent of ``n`` blocks whose labels are ``depth`` parts deep below their top folder.
+
+    ``system/persona`` first; then, of every 10 blocks, 7 ``system/...`` blocks (one
+    in 50 is also a folder: its label is a prefix of others), 1 skill (``skills/<name>``,
+    legacy ``skills/<name>/SKILL``, or a nested file of a skill) and 2 external files
+    (``notes/...``) that git memory shows as a tree.
+    """
+    base = max(2, math.ceil(n ** (1 / depth))) if depth > 1 else n
+    blocks = [env.block(text(value_size, 0), "system/persona", "Who I am, how I speak, what I care about.", 20_000)]
+    for i in range(1, n):
+        kind = i % 10
+        value = text(value_size, i)
+        if kind == 0:
+            name = f"skill-{i}"
+            variant = (i // 10) % 3
+            if variant == 0:
+                label = f"skills/{name}"
+            elif variant == 1:
+                label = f"skills/{name}/SKILL"
+            else:
+                label = "skills/" + "/".join([f"skill-{i - 10}", "refs", *_path(i, depth, base, 3)])
+            description = f"Skill {name}: how to handle case {i}.\nSteps, pitfalls and examples follow in the file."
+        elif kind in (1, 2):
+            label = "notes/" + "/".join(_path(i, depth, base, 5))
+            description = f"External note {i}." if kind == 1 else None
+        else:
+            parts = _path(i, depth, base)
+            if i % 50 == 3 and depth > 1:
+                parts = parts[:-1]  # a leaf that is also a folder of other blocks
+            label = "system/" + "/".join(parts)
+            description = f"Memory file {i}: what it holds and when to update it." if i % 3 else ""
+        blocks.append(env.block(value, label, description, 20_000, read_only=i % 13 == 0))
+    return blocks
+
+
+def client_skills(env: Env) -> list[Any]:
+    """Six client skills: three location roots, a default location, and a name already in memory."""
+    return [
+        env.client_skill("pdf-tools", "Read, split and merge PDF files.\nUses poppler.", "/home/ann/.letta/skills/pdf-tools/SKILL.md"),
+        env.client_skill("deploy", "Deploy the app to staging.", "/home/ann/.letta/skills/deploy/SKILL.md"),
+        env.client_skill("lint", "Run the linters of this repository.", "project/.skills/dev/lint/SKILL.md"),
+        env.client_skill("notes", "Keep meeting notes.", ""),
+        env.client_skill("standalone", "A skill kept as one file.", "/opt/skills/standalone.md"),
+        env.client_skill("skill-10", "Shadowed by the agent's own skill of that name.", "/tmp/skill-10/SKILL.md"),
+    ]
+
+
+#: The system prompt template of the synthetic agents (no ``{CORE_MEMORY}``: memory is appended).
+TEMPLATE = (
+    "You are Ava, an assistant that remembers. You talk with one person over many sessions, "
+    "and what you keep in your memory blocks is all you know about them between sessions.\n\n"
+    "How to work:\n"
+    + "".join(
+        f"- Rule {i}: keep answers short, check your memory before asking a question, and write down what changes ({i}).\n"
+        for i in range(1, 25)
+    )
+    + "\nYour memory follows."
+)
+
+#: Tool rules as agent files store them: one of each type.
+RULES = [
+    {"tool_name": "memory_rethink", "type": "run_first"},
+    {"tool_name": "conversation_search", "type": "continue_loop"},
+    {"tool_name": "web_search", "type": "constrain_child_tools", "children": ["fetch_webpage", "send_message"]},
+    {"tool_name": "fetch_webpage", "type": "max_count_per_step", "max_count_limit": 3},
+    {"tool_name": "route", "type": "conditional", "child_output_mapping": {"a": "send_message"}, "default_child": "send_message"},
+    {"tool_name": "archival_memory_search", "type": "parent_last_tool", "children": ["archival_memory_insert"]},
+    {"tool_name": "send_message", "type": "exit_loop"},
+    {"tool_name": "delete_file", "type": "requires_approval"},
+]
+
+
+def sources_and_files(env: Env, files: int, file_size: int = 3000) -> tuple[list[Any], list[Any]]:
+    """One source per 20 files; two files in three open (``file_size`` characters), the rest closed."""
+    count = max(1, files // 20)
+    sources = [
+        env.source(
+            f"source-{j:04d}",
+            f"folder_{j}",
+            f"Documents of folder {j}." if j % 2 == 0 else None,
+            "Cite the file name when you quote it." if j % 3 == 0 else None,
+        )
+        for j in range(count)
+    ]
+    file_blocks = [
+        env.file_block(
+            text(file_size, 10_000 + i) if i % 3 != 2 else "",
+            f"folder_{i % count}/doc_{i}.md",
+            source_id=f"source-{i % count:04d}",
+            file_id=f"file-{i:05d}",
+            description=f"Document {i}." if i % 4 == 0 else None,
+            limit=max(5000, file_size),
+        )
+        for i in range(files)
+    ]
+    return sources, file_blocks
+
+
+# -- renderers -------------------------------------------------------------------
+
+
+def _memory_compile(env: Env, mp_memory, ref_memory, letta_memory, **kwargs: Any) -> Prepared:
+    run = {
+        "memprompt": full_render(mp_memory, "compile", **kwargs),
+        "reference": lambda: ref_memory.compile(**kwargs),
+    }
+    if letta_memory is not None:
+        run["letta"] = lambda: letta_memory.compile(**kwargs)
+    expected = run["reference"]()
+    return Prepared(run, expected, expected)
+
+
+def prepare_plain(n: int, size: int, line_numbered: bool = False) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        blocks = plain_blocks(env, n, size)
+        agent_type = "letta_v1_agent" if line_numbered else "memgpt_agent"
+        memories = env.memories(blocks, agent_type=agent_type)
+        llm_config = env.llm_config("anthropic" if line_numbered else "openai")
+        return _memory_compile(env, *memories, llm_config=llm_config)
+
+    return prepare
+
+
+def prepare_git(n: int, depth: int) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        memories = env.memories(git_blocks(env, n, depth), agent_type="letta_v1_agent", git_enabled=True)
+        return _memory_compile(env, *memories)
+
+    return prepare
+
+
+def prepare_tree_view(n: int, depth: int) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        mp_memory, ref_memory, letta_memory = env.memories(git_blocks(env, n, depth), git_enabled=True)
+        run = {
+            "memprompt": mp_memory.render_memory_filesystem,
+            "reference": ref_memory.render_memory_filesystem,
+        }
+        if letta_memory is not None:
+            run["letta"] = letta_tree_view(letta_memory)
+        expected = run["reference"]()
+        return Prepared(run, expected, expected)
+
+    return prepare
+
+
+def prepare_skills(n: int, depth: int) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        mp_memory, ref_memory, letta_memory = env.memories(git_blocks(env, n, depth), git_enabled=True)
+        skills = client_skills(env)
+        run = {
+            "memprompt": lambda: mp_memory.compile_available_skills(skills),
+            "reference": lambda: ref_memory.compile_available_skills(skills),
+        }
+        if letta_memory is not None:
+            run["letta"] = lambda: letta_memory.compile_available_skills(skills)
+        expected = run["reference"]()
+        return Prepared(run, expected, expected)
+
+    return prepare
+
+
+def prepare_directories(files: int) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        sources, file_blocks = sources_and_files(env, files)
+        memories = env.memories([], file_blocks, agent_type="letta_v1_agent")
+        return _memory_compile(env, *memories, sources=sources, max_files_open=max(5, files))
+
+    return prepare
+
+
+def prepare_metadata(env: Env) -> Prepared:
+    args = dict(
+        memory_edit_timestamp=NOW,
+        timezone="America/New_York",
+        agent_id="agent-2f6c1a9e-6d0b-4c8e-9d1c-0a7b5e3f4c21",
+        conversation_id="default",
+        previous_message_count=128,
+        archival_memory_size=42,
+        archive_tags=["projects", "people", "travel"],
+    )
+    run = {
+        "memprompt": lambda: env.mp.compile_memory_metadata_block(**args),
+        "reference": lambda: env.ref.compile_memory_metadata_block(**args),
+    }
+    if env.letta is not None:
+        generator = env.letta.PromptGenerator
+        run["letta"] = lambda: generator.compile_memory_metadata_block(**args)
+    expected = run["reference"]()
+    return Prepared(run, expected, expected)
+
+
+@dataclass
+class AgentInputs:
+    """Everything a whole system message is built from, as every implementation reads it."""
+
+    system: str
+    agent_id: str
+    timezone: str
+    previous_message_count: int
+    memories: tuple[Any, Any, Any]
+    rules: list[Any]
+    solver: Any
+    sources: list[Any]
+    max_files_open: int | None
+    llm_config: Any
+
+
+def _system_message(env: Env, a: AgentInputs) -> Prepared:
+    """Letta's rebuild of message[0]: tool rules, memory, then the message around the template.
+
+    Letta: ``ToolRulesSolver.compile_tool_rule_prompts``, ``Memory.compile`` and
+    ``PromptGenerator.get_system_message_from_compiled_memory``, as ``_rebuild_memory`` calls them.
+    """
+    mp, ref, ref_rules = env.mp, env.ref, env.ref_rules
+    mp_memory, ref_memory, letta_memory = a.memories
+    compile_kwargs = dict(sources=a.sources, max_files_open=a.max_files_open, llm_config=a.llm_config)
+    message_kwargs = dict(previous_message_count=a.previous_message_count, archival_memory_size=0)
+    cache = mp_memory._cache
+
+    def run_memprompt() -> str:
+        cache.clear()
+        rules = mp.compile_tool_rule_prompts(a.rules)
+        memory = mp_memory.compile(tool_usage_rules=rules, **compile_kwargs)
+        return mp.get_system_message_from_compiled_memory(a.system, memory, a.agent_id, NOW, a.timezone, **message_kwargs)
+
+    def run_reference() -> str:
+        rules = ref_rules.compile_tool_rule_prompts(a.rules)
+        memory = ref_memory.compile(tool_usage_rules=rules, **compile_kwargs)
+        return ref.get_system_message_from_compiled_memory(a.system, memory, a.agent_id, NOW, a.timezone, **message_kwargs)
+
+    run = {"memprompt": run_memprompt, "reference": run_reference}
+    if letta_memory is not None:
+        generator = env.letta.PromptGenerator
+        solver = a.solver
+
+        def run_letta() -> str:
+            rules = solver.compile_tool_rule_prompts()
+            memory = letta_memory.compile(tool_usage_rules=rules, **compile_kwargs)
+            return generator.get_system_message_from_compiled_memory(
+                system_prompt=a.system,
+                memory_with_sources=memory,
+                agent_id=a.agent_id,
+                in_context_memory_last_edit=NOW,
+                timezone=a.timezone,
+                **message_kwargs,
+            )
+
+        run["letta"] = run_letta
+    expected = run["reference"]()
+    return Prepared(run, expected, expected)
+
+
+def prepare_system_message(n: int, size: int) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        sources, file_blocks = sources_and_files(env, 8, 2000)
+        rules, solver = env.tool_rules(RULES)
+        memories = env.memories(plain_blocks(env, n, size), file_blocks, agent_type="letta_v1_agent")
+        inputs = AgentInputs(
+            TEMPLATE, "agent-2f6c1a9e", "America/New_York", 57, memories, rules, solver, sources, 10, env.llm_config("openai")
+        )
+        return _system_message(env, inputs)
+
+    return prepare
+
+
+# -- real agents -----------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _agent_files() -> tuple[tuple[str, Any], ...]:
+    """Every agent file of the shared folder, loaded by ``memprompt.agentfile``: ((stem, AgentFile), ...)."""
+    if not AGENTFILES.is_dir():
+        return ()
+    from memprompt.agentfile import load
+
+    return tuple((path.stem, load(path)) for path in sorted(AGENTFILES.glob("*.af")))
+
+
+def real_agent_cases() -> list[Case]:
+    """One case per agent of the shared agent files (none when the folder is absent)."""
+    try:
+        files = _agent_files()
+    except ImportError:  # memprompt not built: the suite reports that itself
+        return []
+    cases = []
+    for stem, agent_file in files:
+        for index, agent in enumerate(agent_file.agents):
+            name = stem if len(agent_file.agents) == 1 else f"{stem}[{index}]"
+            cases.append(
+                Case(
+                    "real agents",
+                    name,
+                    _prepare_agent(stem, index),
+                    quick=True,
+                    params={"agent": agent.name, "blocks": len(agent.blocks), "agent_type": agent.agent_type},
+                )
+            )
+    return cases
+
+
+def _prepare_agent(stem: str, index: int) -> Callable[[Env], Prepared]:
+    def prepare(env: Env) -> Prepared:
+        agent = dict(_agent_files())[stem].agents[index]
+        blocks = [env.block(b.value, b.label, b.description, b.limit, b.read_only) for b in agent.blocks]
+        file_blocks = [
+            env.file_block(f.value, f.label, f.source_id, f"file-{i}", f.description, f.limit, f.read_only)
+            for i, f in enumerate(agent.file_blocks)
+        ]
+        sources = [env.source(s.id, s.name, s.description, s.instructions) for s in agent.sources]
+        rules, solver = env.tool_rules(agent.tool_rules)
+        inputs = AgentInputs(
+            agent.system,
+            agent.id,
+            agent.timezone,
+            agent.previous_message_count,
+            env.memories(blocks, file_blocks, agent.agent_type, agent.git_enabled),
+            rules,
+            solver,
+            sources,
+            agent.max_files_open,
+            env.llm_config(agent.llm_config.model_endpoint_type),
+        )
+        return _system_message(env, inputs)
+
+    return prepare
+
+
+# -- rebuild decision and recompile ----------------------------------------------
+
+
+def prepare_rebuild(n: int, size: int) -> Callable[[Env], Prepared]:
+    """Is message[0] current? memprompt: recorded fingerprints. Letta: two substring searches.
+
+    The memory is unchanged (the common case: no rebuild); each implementation holds
+    the memory it compiled this step, as Letta's ``_rebuild_memory`` does. The
+    reference takes memprompt's decision in Python: it has no fingerprint from
+    rendering, so it hashes the template and the memory with ``xxhash``.
+    """
+
+    def prepare(env: Env) -> Prepared:
+        mp = env.mp
+        mp_memory, ref_memory, letta_memory = env.memories(plain_blocks(env, n, size), agent_type="letta_v1_agent")
+        compiled = mp_memory.compile_with_fingerprint()
+        built = mp.build_system_message(TEMPLATE, compiled, "agent-1", NOW, "UTC", previous_message_count=12)
+        message, stamp = built.text, built.stamp
+        ref_memory_text = ref_memory.compile()
+        fingerprint = env.ref.fingerprint
+        template = TEMPLATE
+
+        def run_memprompt() -> Any:
+            return mp.needs_rebuild(template, compiled, message, stamp=stamp)
+
+        def run_reference() -> bool:
+            return fingerprint(template) != stamp.template or fingerprint(ref_memory_text) != stamp.memory
+
+        run = {"memprompt": run_memprompt, "reference": run_reference}
+        if letta_memory is not None:
+            letta_memory_text = letta_memory.compile()
+            assert letta_memory_text == compiled.text and letta_memory_text is not compiled.text
+            letta_message = env.letta.PromptGenerator.get_system_message_from_compiled_memory(
+                system_prompt=template,
+                memory_with_sources=letta_memory_text,
+                agent_id="agent-1",
+                in_context_memory_last_edit=NOW,
+                timezone="UTC",
+                previous_message_count=12,
+            )
+            assert letta_message == message
+
+            def run_letta(force: bool = False) -> bool:
+                # LettaAgentV2._rebuild_memory: both searches run, then the decision.
+                system_prompt_changed = template not in message
+                memory_changed = letta_memory_text not in message
+                return force or system_prompt_changed or memory_changed
+
+            run["letta"] = run_letta
+
+        # A changed memory (not a substring of the stored one) must be rebuilt by all three.
+        changed = mp.Memory(list(mp_memory.blocks[:-1]), agent_type="letta_v1_agent").compile_with_fingerprint()
+        assert mp.needs_rebuild(template, changed, message, stamp=stamp)
+        assert fingerprint(changed.text) != stamp.memory
+        assert changed.text not in message
+        expected = run["reference"]()
+        assert expected is False
+        return Prepared(run, expected, message, check=lambda got, want: bool(got) == want)
+
+    return prepare
+
+
+def prepare_recompile(kind: str, n: int, size: int) -> Callable[[Env], Prepared]:
+    """``Memory.compile()`` again with nothing changed: memprompt's second call is a cache hit; Letta renders in full."""
+
+    def prepare(env: Env) -> Prepared:
+        if kind == "git":
+            memories = env.memories(git_blocks(env, n, size), agent_type="letta_v1_agent", git_enabled=True)
+            kwargs: dict[str, Any] = {}
+        else:
+            memories = env.memories(plain_blocks(env, n, size), agent_type="letta_v1_agent")
+            kwargs = {"llm_config": env.llm_config("anthropic" if kind == "line-numbered" else "openai")}
+        mp_memory, ref_memory, letta_memory = memories
+        first = mp_memory.compile(**kwargs)
+        run = {
+            "memprompt": lambda: mp_memory.compile(**kwargs),
+            "reference": lambda: ref_memory.compile(**kwargs),
+        }
+        if letta_memory is not None:
+            run["letta"] = lambda: letta_memory.compile(**kwargs)
+        expected = run["reference"]()
+        assert first == expected
+        return Prepared(run, expected, expected)
+
+    return prepare
+
+
+# -- the suite -------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    return f"{n // MB}MB" if n >= MB and n % MB == 0 else f"{n // KB}KB" if n >= KB and n % KB == 0 else f"{n}B"
+
+
+def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
+    # (blocks, value size, quick). 10,000 blocks x 1 MB would be a 10 GB prompt: the grid
+    # spans both extremes with total output up to ~12 MB.
+    grid = [
+        (1, 100, True),
+        (5, 100, False),
+        (5, 2 * KB, True),
+        (20, 5 * KB, True),
+        (100, 1 * KB, False),
+        (1000, 1 * KB, True),
+        (10_000, 100, False),
+        (5, 100 * KB, False),
+        (1, 1 * MB, False),
+        (10_000, 1 * KB, False),
+        (10, 1 * MB, False),
+    ]
+    largest = (10, 1 * MB)
+    quick_largest = (1000, 1 * KB)
+    return [
+        Case(
+            renderer,
+            f"{n}x{_size(size)}",
+            prepare_plain(n, size, line_numbered),
+            quick=quick,
+            memory=(n, size) in (largest, quick_largest),
+            params={"blocks": n, "value": size},
+        )
+        for n, size, quick in grid
+    ]
+
+
+def _git_grid(renderer: str, prepare: Callable[[int, int], Callable[[Env], Prepared]]) -> list[Case]:
+    # (blocks, label depth, quick). 10,000 blocks at depth 50 would be a ~50 MB prompt: not run.
+    grid = [
+        (10, 1, True),
+        (10, 50, False),
+        (100, 5, True),
+        (1000, 1, False),
+        (1000, 5, True),
+        (1000, 50, False),
+        (10_000, 1, False),
+        (10_000, 5, False),
+    ]
+    return [
+        Case(
+            renderer,
+            f"{n}-blocks-depth-{depth}",
+            prepare(n, depth),
+            quick=quick,
+            memory=(n, depth) in ((10_000, 5), (1000, 5)),
+            params={"blocks": n, "depth": depth},
+        )
+        for n, depth, quick in grid
+    ]
+
+
+def all_cases() -> list[Case]:
+    """Every case, grouped by renderer in the report's order."""
+    cases: list[Case] = []
+    cases += _block_cases("plain", line_numbered=False)
+    cases += _block_cases("line-numbered", line_numbered=True)
+    cases += _git_grid("git memory", prepare_git)
+    cases += _git_grid("tree view", prepare_tree_view)
+    cases += _git_grid("available skills", prepare_skills)
+    cases += [
+        Case("directories", f"{files}-files", prepare_directories(files), quick=files in (10, 1000), memory=files == 1000, params={"files": files})
+        for files in (1, 10, 100, 1000)
+    ]
+    cases += [Case("metadata", "block", prepare_metadata, quick=True)]
+    cases += [
+        Case(
+            "system message",
+            f"{n}x{_size(size)}",
+            prepare_system_message(n, size),
+            quick=quick,
+            memory=n == 200 or (quick and n == 20),
+            params={"blocks": n, "value": size, "files": 8, "rules": len(RULES)},
+        )
+        for n, size, quick in ((5, 2 * KB, True), (20, 5 * KB, True), (200, 5 * KB, False))
+    ]
+    cases += real_agent_cases()
+    cases += [
+        Case("rebuild decision", label, prepare_rebuild(n, size), quick=quick, params={"blocks": n, "value": size})
+        for label, n, size, quick in (("10KB", 5, 2 * KB, True), ("100KB", 20, 5 * KB, True), ("1MB", 20, 50 * KB, False))
+    ]
+    cases += [
+        Case("recompile", name, prepare_recompile(kind, n, size), quick=quick, params={"kind": kind, "blocks": n})
+        for name, kind, n, size, quick in (
+            ("plain-5x2KB", "plain", 5, 2 * KB, True),
+            ("plain-20x5KB", "plain", 20, 5 * KB, True),
+            ("line-numbered-20x5KB", "line-numbered", 20, 5 * KB, True),
+            ("git-1000-blocks-depth-5", "git", 1000, 5, False),
+        )
+    ]
+    return cases
+
+
+#: The report's panels, in order.
+RENDERERS = (
+    "plain",
+    "line-numbered",
+    "git memory",
+    "tree view",
+    "available skills",
+    "directories",
+    "metadata",
+    "system message",
+    "real agents",
+    "rebuild decision",
+    "recompile",
+)
+
+
+def cases_of(renderer: str) -> list[Case]:
+    return [case for case in CASES if case.renderer == renderer]
+
+
+CASES = all_cases()
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\[\]-]+", "-", text).strip("-")
+
+
+def describe() -> str:
+    """The cases, one per line (``python benches/workloads.py``)."""
+    return "\n".join(f"{case.id}{'  [quick]' if case.quick else ''}{'  [memory]' if case.memory else ''}  {json.dumps(case.params)}" for case in CASES)
+
+
+if __name__ == "__main__":
+    print(describe())

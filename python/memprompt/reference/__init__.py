@@ -1,0 +1,26 @@
+"""Pure-Python reference renderer: the oracle that memprompt's Rust core is tested against.
+
+It returns, for every input Letta 0.16.8 accepts, the same strings as Letta's
+own code; the input contract is described in :mod:`memprompt.reference.fields`.
+"""
+
+from __future__ import annotations
+
+import xxhash
+
+from .memory import Memory
+from .metadata import compile_memory_metadata_block
+from .system_message import get_system_message_from_compiled_memory, safe_format
+
+__all__ = [
+    "Memory",
+    "compile_memory_metadata_block",
+    "fingerprint",
+    "get_system_message_from_compiled_memory",
+    "safe_format",
+]
+
+
+def fingerprint(text: str) -> int:
+    """XXH3-128 of ``text`` in UTF-8, lone surrogates kept (``surrogatepass``)."""
+    return xxhash.xxh3_128_intdigest(text.encode("utf-8", "surrogatepass"))

@@ -1,0 +1,184 @@
+"""Reading inputs, and the validation contract that the Rust core shares.
+
+Inputs are read by attribute, as Letta reads them, so memprompt's classes,
+Letta's pydantic objects and look-alike objects all work. Letta's output wins
+wherever it renders something sensible; where it would render garbage or fail
+deep inside, we raise one of these errors (the Rust core raises the same):
+
+- Blocks and file blocks: ``label``, ``value``, ``description``, ``limit`` by
+  plain attribute access (missing: AttributeError); ``read_only`` by
+  ``getattr(b, "read_only", False)`` and truthiness; file blocks also
+  ``getattr(b, "source_id", None)``. Text fields (``label``, ``value``,
+  ``description``, ``source_id``) must be str (a subclass is read as its plain
+  text) or None, ``limit`` an int (a bool renders "True") or None, else
+  ``TypeError(f"block {i} ({label!r}): {field} must be str or None, not {type}")``
+  ("must be int or None" for limit; "file block" for file blocks; ``i`` is the
+  position in the list read; ``label`` is None unless it is a str). A renderer
+  checks every block of the list it reads, in list order, before it writes.
+  ``Memory(file_blocks=...)`` checks each file block's label when it drops the
+  later blocks of a repeated label.
+- Sources: ``getattr`` of ``name`` (default ""), ``description`` and
+  ``instructions`` (default None) take any object and render as an f-string
+  does; ``getattr(s, "id", None)`` must be str or None, else
+  ``TypeError(f"source {i} ({name!r}): id must be str or None, not {type}")``.
+- Client skills: ``name`` must be str
+  (``TypeError(f"client skill {i}: name must be str, not {type}")``);
+  ``description`` and ``location`` str or None ("must be str or None").
+- tool_usage_rules: ``getattr`` of ``description`` and ``value`` (default None),
+  str or None: ``TypeError(f"tool_usage_rules: {field} must be str or None, not {type}")``.
+- ``max_files_open``: int or None (``TypeError(f"max_files_open must be int or None, not {type}")``),
+  checked only when directories render.
+- ``agent_type``: None, a str, or an object whose ``.value`` is a str, else
+  ``TypeError(f"agent_type must be a str, an enum with a str value, or None, not {type}")``.
+- Labels Letta's trees cannot hold: in git memory, a ``system/`` label other than
+  ``system/persona`` with a path part ``__value__``, ``__description__`` or
+  ``__label__`` (Letta hides the block or prints a dict's repr):
+  ``ValueError(f"block {i} ({label!r}): path part {part!r} is reserved in git memory")``;
+  in the memory filesystem, a path part ``__block__``:
+  ``ValueError(f"block {i} ({label!r}): path part '__block__' is reserved in the memory filesystem")``.
+- Where Letta's tree code crashes (a path that runs through a name already
+  holding a file), we raise its exception type, TypeError when that file is the
+  path's parent and AttributeError when it is further up, with a clear message.
+- Metadata: ``memory_edit_timestamp`` must be a ``datetime.datetime``
+  (TypeError); a falsy timezone formats the datetime as it is, a str goes
+  through ``pytz.timezone`` (UnknownTimeZoneError), anything else is a
+  TypeError; ``archival_memory_size`` int or None (TypeError); ``archive_tags``
+  is joined as ``str.join`` does. Other values render as f-strings do.
+- System message: ``user_defined_variables`` not None is a NotImplementedError
+  (checked first); then the metadata; ``memory_with_sources`` must be str
+  (TypeError); a ``template_format`` other than "f-string" is
+  ``NotImplementedError(template_format)``; ``system_prompt`` must be str (TypeError).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+BLOCK = "block"
+FILE_BLOCK = "file block"
+
+
+class BlockData(NamedTuple):
+    """A checked block (or file block); ``index`` is its position in the list read."""
+
+    index: int
+    label: str | None
+    value: str | None
+    description: str | None
+    limit: int | None
+    read_only: bool
+    source_id: str | None = None
+
+
+class SourceData(NamedTuple):
+    """A source: ``id`` is checked, the other fields render as f-strings do."""
+
+    id: str | None
+    name: Any
+    description: Any
+    instructions: Any
+
+
+class ClientSkillData(NamedTuple):
+    name: str
+    description: str | None
+    location: str | None
+
+
+def type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _plain(text: str) -> str:
+    # A str subclass may override __str__ or __format__: we render its text.
+    return text if type(text) is str else str.__str__(text)
+
+
+def _is_text(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else _plain(value)
+
+
+def _checked_text(value: object, where: str, field: str) -> str | None:
+    if not _is_text(value):
+        raise TypeError(f"{where}: {field} must be str or None, not {type_name(value)}")
+    return _text(value)
+
+
+def _block_error(kind: str, index: int, label: str | None, field: str, expected: str, value: object) -> TypeError:
+    return TypeError(f"{kind} {index} ({label!r}): {field} must be {expected}, not {type_name(value)}")
+
+
+def read_label(block: Any, index: int, kind: str = BLOCK) -> str | None:
+    label = block.label
+    if not _is_text(label):
+        raise _block_error(kind, index, None, "label", "str or None", label)
+    return _text(label)
+
+
+def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
+    label = read_label(block, index, kind)
+    value, description, limit = block.value, block.description, block.limit
+    if not _is_text(value):
+        raise _block_error(kind, index, label, "value", "str or None", value)
+    if not _is_text(description):
+        raise _block_error(kind, index, label, "description", "str or None", description)
+    if limit is not None and not isinstance(limit, int):
+        raise _block_error(kind, index, label, "limit", "int or None", limit)
+    read_only = bool(getattr(block, "read_only", False))
+    source_id = None
+    if kind == FILE_BLOCK:
+        source_id = getattr(block, "source_id", None)
+        if not _is_text(source_id):
+            raise _block_error(kind, index, label, "source_id", "str or None", source_id)
+    return BlockData(index, label, _text(value), _text(description), limit, read_only, _text(source_id))
+
+
+def read_blocks(blocks: Any, kind: str = BLOCK) -> list[BlockData]:
+    return [read_block(block, index, kind) for index, block in enumerate(blocks)]
+
+
+def read_source(source: Any, index: int) -> SourceData:
+    name = getattr(source, "name", "")
+    description = getattr(source, "description", None)
+    instructions = getattr(source, "instructions", None)
+    source_id = getattr(source, "id", None)
+    if source_id is not None and not isinstance(source_id, str):
+        raise TypeError(f"source {index} ({name!r}): id must be str or None, not {type_name(source_id)}")
+    return SourceData(_text(source_id), name, description, instructions)
+
+
+def read_client_skill(skill: Any, index: int) -> ClientSkillData:
+    name = skill.name
+    if not isinstance(name, str):
+        raise TypeError(f"client skill {index}: name must be str, not {type_name(name)}")
+    where = f"client skill {index}"
+    description = _checked_text(skill.description, where, "description")
+    return ClientSkillData(_plain(name), description, _checked_text(skill.location, where, "location"))
+
+
+def read_tool_usage_rules(rules: Any) -> tuple[str | None, str | None]:
+    description = _checked_text(getattr(rules, "description", None), "tool_usage_rules", "description")
+    value = _checked_text(getattr(rules, "value", None), "tool_usage_rules", "value")
+    return description, value
+
+
+def check_max_files_open(max_files_open: object) -> None:
+    if max_files_open is not None and not isinstance(max_files_open, int):
+        raise TypeError(f"max_files_open must be int or None, not {type_name(max_files_open)}")
+
+
+def agent_type_name(agent_type: object) -> str:
+    """The agent type as Letta compares it: the enum's value or the str, lowercased."""
+    if hasattr(agent_type, "value"):
+        raw = agent_type.value
+    elif agent_type is None:
+        return ""
+    else:
+        raw = agent_type
+    if not isinstance(raw, str):
+        raise TypeError(f"agent_type must be a str, an enum with a str value, or None, not {type_name(agent_type)}")
+    return _plain(raw).lower()

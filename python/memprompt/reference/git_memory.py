@@ -1,0 +1,127 @@
+"""Git memory: ``system/persona`` as ``<self>``, other ``system/`` blocks as nested
+tags under ``<memory>``, and every block outside ``system/`` and ``skills/`` as a
+file tree in ``<external_projection>``.
+"""
+
+from __future__ import annotations
+
+from ._tree import draw_tree
+from .fields import BlockData
+
+SYSTEM = "system/"
+PERSONA = "system/persona"
+# Letta keeps a leaf's fields in the same dict as its children, under these keys.
+RESERVED_PARTS = frozenset({"__value__", "__description__", "__label__"})
+
+
+class _Tag:
+    """A tag under ``<memory>``: child tags by name, and the block that ends here, if any."""
+
+    __slots__ = ("children", "value", "description")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Tag] = {}
+        self.value: str | None = None
+        self.description = ""
+
+
+def render_git(blocks: list[BlockData]) -> str:
+    system = [b for b in blocks if b.label and b.label.startswith(SYSTEM)]
+    if not system:
+        return ""
+    out = ["\n\nReminder: <projection> contains the local path of the memory file projection."]
+    persona = next((b for b in system if b.label == PERSONA), None)
+    if persona is not None:
+        value = (persona.value or "").rstrip("\n")
+        out.append(f"\n\n<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n{value}\n</self>")
+    nested = [b for b in system if b.label != PERSONA]
+    external = [b for b in blocks if b.label and not b.label.startswith((SYSTEM, "skills/"))]
+    if nested or external:
+        out.append("\n\n<memory>\n")
+        _write_tags(out, _tag_tree(nested))
+        if external:
+            out.append("<external_projection>\n${MEMORY_DIR}/\n")
+            draw_tree(out, _file_tree(external), _file_entries)
+            out.append("</external_projection>\n")
+        out.append("</memory>")
+    return "".join(out)
+
+
+def _path_parts(label: str) -> list[str]:
+    return [part for part in label.split("/") if part]
+
+
+def _tag_tree(blocks: list[BlockData]) -> _Tag:
+    root = _Tag()
+    for block in blocks:
+        parts = _path_parts(block.label[len(SYSTEM) :])
+        for part in parts:
+            if part in RESERVED_PARTS:
+                raise ValueError(f"block {block.index} ({block.label!r}): path part {part!r} is reserved in git memory")
+        if not parts:
+            continue
+        tag = root
+        for part in parts:
+            tag = tag.children.setdefault(part, _Tag())
+        # A later block with the same path replaces the earlier one.
+        tag.value = block.value or ""
+        tag.description = (block.description or "").strip()
+    return root
+
+
+def _write_tags(out: list[str], root: _Tag) -> None:
+    path: list[str] = []
+    # Each frame: the open tag's name (None for the root) and its remaining children.
+    frames = [(None, iter(sorted(root.children.items())))]
+    while frames:
+        name, children = frames[-1]
+        pad = "  " * (len(frames) - 1)
+        step = next(children, None)
+        if step is None:
+            frames.pop()
+            if name is not None:
+                path.pop()
+                out.append(f"{'  ' * (len(frames) - 1)}</{name}>\n")
+            continue
+        key, tag = step
+        path.append(key)
+        out.append(f"{pad}<{key}>\n")
+        if tag.value is not None:
+            out.append(f"{pad}  <projection>$MEMORY_DIR/system/{'/'.join(path)}.md</projection>\n")
+            if tag.description:
+                out.append(f"{pad}  <description>{tag.description}</description>\n")
+            value = tag.value.rstrip("\n")
+            if value:
+                out.append(f"{pad}  {value}\n")
+        frames.append((key, iter(sorted(tag.children.items()))))
+
+
+def _file_tree(blocks: list[BlockData]) -> dict:
+    """Directories are dicts, files (``<last part>.md``) are None; labels are taken in sorted order."""
+    root: dict = {}
+    for block in sorted(blocks, key=lambda b: b.label):
+        parts = _path_parts(block.label.strip())
+        if not parts:
+            continue
+        folder = root
+        for depth, part in enumerate(parts[:-1]):
+            child = folder.setdefault(part, {})
+            if child is None:
+                _raise_file_in_path(block, parts, depth)
+            folder = child
+        # A file replaces a directory of the same name that an earlier label made.
+        folder[f"{parts[-1]}.md"] = None
+    return root
+
+
+def _raise_file_in_path(block: BlockData, parts: list[str], depth: int) -> None:
+    # Letta fails here: TypeError writing into the file, AttributeError walking below it.
+    error = TypeError if depth == len(parts) - 2 else AttributeError
+    where = "/".join(parts[: depth + 1])
+    raise error(f"block {block.index} ({block.label!r}): {where!r} is a file in the external projection, not a directory")
+
+
+def _file_entries(folder: dict) -> list[tuple[str, dict | None]]:
+    folders = sorted(name for name, child in folder.items() if child is not None)
+    files = sorted(name for name, child in folder.items() if child is None)
+    return [(f"{name}/", folder[name]) for name in folders] + [(name, None) for name in files]

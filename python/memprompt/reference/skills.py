@@ -1,0 +1,94 @@
+"""``<available_skills>``: the agent's ``skills/`` blocks and the client's skills, grouped by root folder."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ._tree import draw_tree
+from .fields import BlockData, ClientSkillData
+from .tree_view import first_line
+
+SKILL_FILE = "/SKILL.md"
+
+
+def default_location(name: str) -> str:
+    return f"${{MEMORY_DIR}}/skills/{name}/SKILL.md"
+
+
+def render_available_skills(blocks: list[BlockData], client_skills: list[ClientSkillData]) -> str:
+    skills: list[tuple[str, str, str]] = []  # (name, first description line, location)
+    seen: set[str] = set()
+    for block in blocks:
+        label = block.label or ""
+        if not label.startswith("skills/"):
+            continue
+        parts = label.split("/")
+        name = parts[1]
+        # Only skills/<name> and the older skills/<name>/SKILL describe a skill.
+        if len(parts) > 3 or (len(parts) == 3 and parts[2] != "SKILL") or name in seen:
+            continue
+        seen.add(name)
+        skills.append((name, first_line(block.description), default_location(name)))
+    for skill in client_skills:
+        if skill.name in seen:
+            continue
+        seen.add(skill.name)
+        location = (skill.location or "").strip() or default_location(skill.name)
+        skills.append((skill.name, first_line(skill.description), location))
+    if not skills:
+        return ""
+
+    by_root: dict[str, list[tuple[str, str, str]]] = {}
+    for name, description, location in skills:
+        root, relative = _split_location(name, location)
+        by_root.setdefault(root, []).append((relative, description, name))
+    out = ["\n\n<available_skills>\n"]
+    for number, root in enumerate(sorted(by_root)):
+        if number:
+            out.append("\n")
+        out.append(f"{root}\n")
+        draw_tree(out, _skill_tree(root, by_root[root]), _entries)
+    out.append("</available_skills>")
+    return "".join(out)
+
+
+def _split_location(name: str, location: str) -> tuple[str, str]:
+    """(root folder, path below it): ``<root>/<name>/SKILL.md`` keeps the skill's folder in the path."""
+    location = location.strip()
+    if location.endswith(SKILL_FILE):
+        folder = posixpath.dirname(location)
+        root = posixpath.dirname(folder)
+        relative = posixpath.relpath(location, root)
+        if posixpath.basename(folder) == name.split("/")[-1]:
+            return root, relative
+    return posixpath.dirname(location), posixpath.basename(location)
+
+
+def _skill_tree(root: str, skills: list[tuple[str, str, str]]) -> dict:
+    """Directories are dicts, files map to their description; paths are taken in sorted order."""
+    tree: dict = {}
+    for relative, description, name in sorted(skills, key=lambda skill: skill[0]):
+        parts = [part for part in relative.split("/") if part]
+        if not parts:
+            continue
+        folder = tree
+        for depth, part in enumerate(parts[:-1]):
+            child = folder.setdefault(part, {})
+            if isinstance(child, str):
+                # Letta fails here: TypeError writing into the file, AttributeError walking below it.
+                error = TypeError if depth == len(parts) - 2 else AttributeError
+                where = "/".join(parts[: depth + 1])
+                raise error(f"skill {name!r}: {where!r} under {root!r} is a skill file, not a directory")
+            folder = child
+        folder[parts[-1]] = description
+    return tree
+
+
+def _entries(folder: dict) -> list[tuple[str, dict | None]]:
+    folders = sorted(name for name, child in folder.items() if isinstance(child, dict))
+    files = sorted(name for name, child in folder.items() if isinstance(child, str))
+    items: list[tuple[str, dict | None]] = [(f"{name}/", folder[name]) for name in folders]
+    for name in files:
+        description = folder[name].strip()
+        items.append((f"{name} ({description})" if description else name, None))
+    return items

@@ -1,0 +1,529 @@
+//! `<memory_metadata>`, the whole system message and `safe_format`: argument conversion only.
+//!
+//! Timestamps: `pytz.timezone(name)` is called once per name (so its errors and its
+//! case-insensitive lookup are pytz's own); its tables are read once into a `Zone` and
+//! the conversion from UTC and `strftime` run in Rust. What Rust does not model (a
+//! `datetime` subclass, an aware datetime with no zone name given, a zone of a kind
+//! pytz does not build) is left to Python's own methods, so the result is the same.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use pyo3::exceptions::PyNotImplementedError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict, PyInt, PyList, PyString,
+    PyTimeAccess, PyTuple, PyType, PyTzInfo, PyTzInfoAccess,
+};
+
+use super::strings::{to_py_str, type_error, Strings};
+use super::to_py_err;
+use crate::metadata::Metadata;
+use crate::model::{Int, Text};
+use crate::out::Out;
+use crate::system_message::{self, Piece};
+use crate::timestamp::{self, DateTime, Local, Zone};
+
+/// What the binding needs from pytz, imported once.
+struct Pytz {
+    timezone: Py<PyAny>,
+    utc: Py<PyAny>,
+    dst_tzinfo: Py<PyType>,
+    static_tzinfo: Py<PyType>,
+}
+
+static PYTZ: PyOnceLock<Pytz> = PyOnceLock::new();
+
+fn pytz(py: Python<'_>) -> PyResult<&'static Pytz> {
+    PYTZ.get_or_try_init(py, || {
+        let pytz = py.import("pytz")?;
+        let tzinfo = py.import("pytz.tzinfo")?;
+        Ok(Pytz {
+            timezone: pytz.getattr("timezone")?.unbind(),
+            utc: pytz.getattr("utc")?.unbind(),
+            dst_tzinfo: tzinfo.getattr("DstTzInfo")?.cast_into::<PyType>()?.unbind(),
+            static_tzinfo: tzinfo
+                .getattr("StaticTzInfo")?
+                .cast_into::<PyType>()?
+                .unbind(),
+        })
+    })
+}
+
+/// The object `pytz.timezone(name)` returned, and its tables when Rust can use them.
+struct ZoneEntry {
+    tz: Py<PyAny>,
+    zone: Option<Zone>,
+}
+
+/// Zones by the exact name asked for. Only names pytz accepted are kept, and at most
+/// `MAX_ZONES` of them (case variants of valid names are unbounded).
+type ZoneCache = Mutex<HashMap<Box<[u8]>, Arc<ZoneEntry>>>;
+static ZONES: LazyLock<ZoneCache> = LazyLock::new(Default::default);
+const MAX_ZONES: usize = 4096;
+
+fn cached_zone(name: &[u8]) -> Option<Arc<ZoneEntry>> {
+    ZONES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .cloned()
+}
+
+/// `pytz.timezone(name)` with its tables, from the cache when possible. The lock is never
+/// held while Python runs.
+fn zone_entry(py: Python<'_>, name: &Bound<'_, PyString>, key: &[u8]) -> PyResult<Arc<ZoneEntry>> {
+    if let Some(entry) = cached_zone(key) {
+        return Ok(entry);
+    }
+    let pytz = pytz(py)?;
+    let tz = pytz.timezone.bind(py).call1((name,))?;
+    let zone = read_zone(pytz, &tz).unwrap_or(None);
+    let entry = Arc::new(ZoneEntry {
+        tz: tz.unbind(),
+        zone,
+    });
+    let mut zones = ZONES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(existing) = zones.get(key) {
+        return Ok(existing.clone());
+    }
+    if zones.len() < MAX_ZONES {
+        zones.insert(key.into(), entry.clone());
+    }
+    Ok(entry)
+}
+
+/// A name pytz gives, when `strftime` prints it unchanged: printable ASCII.
+fn zone_name(obj: &Bound<'_, PyAny>) -> Option<Box<[u8]>> {
+    let s = obj.cast_exact::<PyString>().ok()?.to_str().ok()?;
+    s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b))
+        .then(|| s.as_bytes().into())
+}
+
+/// A `timedelta` in microseconds.
+fn delta(obj: &Bound<'_, PyAny>) -> Option<i64> {
+    let d = obj.cast_exact::<PyDelta>().ok()?;
+    timestamp::delta_micros(
+        d.get_days().into(),
+        d.get_seconds().into(),
+        d.get_microseconds().into(),
+    )
+}
+
+fn local(offset: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> Option<Local> {
+    Some(Local {
+        name: zone_name(name)?,
+        offset: delta(offset)?,
+    })
+}
+
+/// The tables of a zone pytz built; `None` for anything else (then Python does the work).
+fn read_zone(pytz: &Pytz, tz: &Bound<'_, PyAny>) -> PyResult<Option<Zone>> {
+    let py = tz.py();
+    if tz.is(&pytz.utc) {
+        return Ok(Some(Zone::Utc));
+    }
+    let base = || -> PyResult<Option<Local>> {
+        Ok(local(&tz.getattr("_utcoffset")?, &tz.getattr("_tzname")?))
+    };
+    if tz.is_instance(pytz.dst_tzinfo.bind(py))? {
+        let times = tz.getattr("_utc_transition_times")?;
+        let infos = tz.getattr("_transition_info")?;
+        let (Ok(times), Ok(infos)) = (times.cast_exact::<PyList>(), infos.cast_exact::<PyList>())
+        else {
+            return Ok(None);
+        };
+        let mut utc_times = Vec::with_capacity(times.len());
+        for time in times.iter() {
+            match time.cast_exact::<PyDateTime>() {
+                Ok(t) if t.get_tzinfo().is_none() => utc_times.push(fields(t).to_micros()),
+                _ => return Ok(None),
+            }
+        }
+        let mut locals = Vec::with_capacity(infos.len());
+        for info in infos.iter() {
+            let Ok(info) = info.cast_exact::<PyTuple>() else {
+                return Ok(None);
+            };
+            if info.len() != 3 {
+                return Ok(None);
+            }
+            let Some(l) = local(&info.get_item(0)?, &info.get_item(2)?) else {
+                return Ok(None);
+            };
+            locals.push(l);
+        }
+        return Ok(base()?.and_then(|base| Zone::transitions(utc_times, locals, base)));
+    }
+    if tz.is_instance(pytz.static_tzinfo.bind(py))? {
+        return Ok(base()?.map(Zone::Fixed));
+    }
+    Ok(None)
+}
+
+/// The fields of a datetime.
+fn fields(dt: &Bound<'_, PyDateTime>) -> DateTime {
+    DateTime {
+        year: dt.get_year(),
+        month: dt.get_month(),
+        day: dt.get_day(),
+        hour: dt.get_hour(),
+        minute: dt.get_minute(),
+        second: dt.get_second(),
+        microsecond: dt.get_microsecond(),
+    }
+}
+
+/// `dt.strftime(FORMAT)` called in Python, as the f-string renders its result.
+fn strftime_in_python<'s, 'py>(
+    strings: &'s Strings<'py>,
+    dt: &Bound<'py, PyAny>,
+) -> PyResult<Text<'s>> {
+    let formatted = dt.call_method1("strftime", (timestamp::FORMAT,))?;
+    strings.format(&formatted)
+}
+
+/// The UTC instant of an exact `datetime`, as `astimezone` computes it (a naive one is local time).
+fn utc_instant(dt: &Bound<'_, PyDateTime>) -> PyResult<DateTime> {
+    let utc = PyTzInfo::utc(dt.py())?;
+    if dt.get_tzinfo().is_some_and(|tz| tz.is(&*utc)) {
+        return Ok(fields(dt));
+    }
+    let converted = dt.call_method1("astimezone", (utc,))?;
+    Ok(fields(converted.cast::<PyDateTime>()?))
+}
+
+/// Letta's `format_datetime(dt, timezone)`.
+fn format_timestamp<'s, 'py>(
+    strings: &'s Strings<'py>,
+    dt: &Bound<'py, PyAny>,
+    timezone: &Bound<'py, PyAny>,
+) -> PyResult<Text<'s>> {
+    let py = strings.py();
+    let Ok(datetime) = dt.cast::<PyDateTime>() else {
+        return Err(type_error("memory_edit_timestamp".into(), "a datetime", dt));
+    };
+    let exact = dt.is_exact_instance_of::<PyDateTime>();
+    if timezone.is_none() || !timezone.is_truthy()? {
+        if exact && datetime.get_tzinfo().is_none() {
+            let mut out = Out::with_capacity(32);
+            timestamp::write(&mut out, &fields(datetime), None, None);
+            return Ok(Cow::Owned(out.buf));
+        }
+        return strftime_in_python(strings, dt);
+    }
+    let Ok(name) = timezone.cast::<PyString>() else {
+        return Err(type_error("timezone".into(), "str or None", timezone));
+    };
+    if !timezone.is_exact_instance_of::<PyString>() {
+        let tz = pytz(py)?.timezone.bind(py).call1((name,))?;
+        return strftime_in_python(strings, &dt.call_method1("astimezone", (tz,))?);
+    }
+    let entry = zone_entry(py, name, strings.text(name)?)?;
+    let tz = entry.tz.bind(py);
+    let Some(zone) = entry.zone.as_ref().filter(|_| exact) else {
+        return strftime_in_python(strings, &dt.call_method1("astimezone", (tz,))?);
+    };
+    let mut out = Out::with_capacity(40);
+    if datetime.get_tzinfo().is_some_and(|own| own.is(tz)) {
+        // `astimezone` returns the datetime itself: its tzinfo is the zone object.
+        let (name, offset) = zone.base();
+        timestamp::write(&mut out, &fields(datetime), Some(name), Some(offset));
+    } else {
+        let utc = utc_instant(datetime)?;
+        let (local, name, offset) = zone.from_utc(&utc).map_err(to_py_err)?;
+        timestamp::write(&mut out, &local, Some(name), Some(offset));
+    }
+    Ok(Cow::Owned(out.buf))
+}
+
+/// `archival_memory_size`: `None` or an int; an int subclass is compared with `> 0` in Python.
+fn archival<'s, 'py>(strings: &'s Strings<'py>, obj: &Arg<'py>) -> PyResult<Option<Int<'s>>> {
+    let Arg::Given(obj) = obj else {
+        return Ok(Some(Int::Small(0)));
+    };
+    if obj.is_none() || obj.is_exact_instance_of::<PyInt>() {
+        return strings.int_or_none(obj, || "archival_memory_size".into());
+    }
+    if !obj.is_instance_of::<PyInt>() {
+        return Err(type_error(
+            "archival_memory_size".into(),
+            "int or None",
+            obj,
+        ));
+    }
+    Ok(if obj.gt(0)? {
+        Some(Int::Rendered(strings.format(obj)?))
+    } else {
+        None
+    })
+}
+
+/// `archive_tags`: `None` when falsy, else its items as `", ".join` takes them.
+fn archive_tags<'s, 'py>(
+    strings: &'s Strings<'py>,
+    obj: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Vec<Text<'s>>>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    if !obj.is_truthy()? {
+        return Ok(None);
+    }
+    let items = if let Ok(list) = obj.cast_exact::<PyList>() {
+        Some(list.iter().collect::<Vec<_>>())
+    } else {
+        obj.cast_exact::<PyTuple>().ok().map(|t| t.iter().collect())
+    };
+    if let Some(items) = items {
+        let mut tags = Vec::with_capacity(items.len());
+        for item in &items {
+            match item.cast::<PyString>() {
+                Ok(s) => tags.push(Cow::Borrowed(strings.text(s)?)),
+                Err(_) => break,
+            }
+        }
+        if tags.len() == items.len() {
+            return Ok(Some(tags));
+        }
+    }
+    // Any other iterable, or an item that is not a str: `str.join` gives the result or the error.
+    let joined = PyString::new(strings.py(), ", ").call_method1("join", (obj,))?;
+    Ok(Some(vec![strings.format(&joined)?]))
+}
+
+/// The inputs of `<memory_metadata>`, converted in the order Letta evaluates them.
+#[allow(clippy::too_many_arguments)]
+fn metadata<'s, 'py>(
+    strings: &'s Strings<'py>,
+    memory_edit_timestamp: &Bound<'py, PyAny>,
+    timezone: &Bound<'py, PyAny>,
+    agent_id: &Bound<'py, PyAny>,
+    conversation_id: &Arg<'py>,
+    previous_message_count: &Arg<'py>,
+    archival_memory_size: &Arg<'py>,
+    tags: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Metadata<'s>> {
+    let timestamp = format_timestamp(strings, memory_edit_timestamp, timezone)?;
+    Ok(Metadata {
+        timestamp,
+        agent_id: strings.format(agent_id)?,
+        conversation_id: conversation_id.format(strings, b"default")?,
+        previous_message_count: previous_message_count.format(strings, b"0")?,
+        archival_memory_size: archival(strings, archival_memory_size)?,
+        archive_tags: archive_tags(strings, tags)?,
+    })
+}
+
+/// An optional argument: `Default` when the caller left it out (Python's `None` is a value).
+pub enum Arg<'py> {
+    Default,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Arg::Given(obj.to_owned()))
+    }
+}
+
+impl<'py> Arg<'py> {
+    /// `f"{arg}"`, or `default` when the argument was left out.
+    fn format<'s>(&self, strings: &'s Strings<'py>, default: &'static [u8]) -> PyResult<Text<'s>> {
+        match self {
+            Arg::Default => Ok(Cow::Borrowed(default)),
+            Arg::Given(obj) => strings.format(obj),
+        }
+    }
+}
+
+/// Letta's `PromptGenerator.compile_memory_metadata_block`.
+#[pyfunction]
+#[pyo3(signature = (
+    memory_edit_timestamp,
+    timezone,
+    agent_id,
+    conversation_id = Arg::Default,
+    previous_message_count = Arg::Default,
+    archival_memory_size = Arg::Default,
+    archive_tags = None,
+),
+text_signature = "(memory_edit_timestamp, timezone, agent_id, conversation_id='default', \
+                  previous_message_count=0, archival_memory_size=0, archive_tags=None)")]
+#[allow(clippy::too_many_arguments)]
+pub fn compile_memory_metadata_block<'py>(
+    py: Python<'py>,
+    memory_edit_timestamp: &Bound<'py, PyAny>,
+    timezone: &Bound<'py, PyAny>,
+    agent_id: &Bound<'py, PyAny>,
+    conversation_id: Arg<'py>,
+    previous_message_count: Arg<'py>,
+    archival_memory_size: Arg<'py>,
+    archive_tags: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyString>> {
+    let strings = Strings::new(py);
+    let meta = metadata(
+        &strings,
+        memory_edit_timestamp,
+        timezone,
+        agent_id,
+        &conversation_id,
+        &previous_message_count,
+        &archival_memory_size,
+        archive_tags,
+    )?;
+    let mut out = Out::with_capacity(512);
+    crate::metadata::render(&mut out, &meta);
+    to_py_str(py, &out.buf)
+}
+
+/// Letta's `PromptGenerator.get_system_message_from_compiled_memory`.
+#[pyfunction]
+#[pyo3(signature = (
+    system_prompt,
+    memory_with_sources,
+    agent_id,
+    in_context_memory_last_edit,
+    timezone,
+    user_defined_variables = None,
+    append_icm_if_missing = Arg::Default,
+    template_format = Arg::Default,
+    previous_message_count = Arg::Default,
+    archival_memory_size = Arg::Default,
+    archive_tags = None,
+    conversation_id = Arg::Default,
+),
+text_signature = "(system_prompt, memory_with_sources, agent_id, in_context_memory_last_edit, timezone, \
+                  user_defined_variables=None, append_icm_if_missing=True, template_format='f-string', \
+                  previous_message_count=0, archival_memory_size=0, archive_tags=None, conversation_id='default')")]
+#[allow(clippy::too_many_arguments)]
+pub fn get_system_message_from_compiled_memory<'py>(
+    py: Python<'py>,
+    system_prompt: &Bound<'py, PyAny>,
+    memory_with_sources: &Bound<'py, PyAny>,
+    agent_id: &Bound<'py, PyAny>,
+    in_context_memory_last_edit: &Bound<'py, PyAny>,
+    timezone: &Bound<'py, PyAny>,
+    user_defined_variables: Option<&Bound<'py, PyAny>>,
+    append_icm_if_missing: Arg<'py>,
+    template_format: Arg<'py>,
+    previous_message_count: Arg<'py>,
+    archival_memory_size: Arg<'py>,
+    archive_tags: Option<&Bound<'py, PyAny>>,
+    conversation_id: Arg<'py>,
+) -> PyResult<Bound<'py, PyString>> {
+    if user_defined_variables.is_some() {
+        return Err(PyNotImplementedError::new_err(()));
+    }
+    let strings = Strings::new(py);
+    let meta = metadata(
+        &strings,
+        in_context_memory_last_edit,
+        timezone,
+        agent_id,
+        &conversation_id,
+        &previous_message_count,
+        &archival_memory_size,
+        archive_tags,
+    )?;
+    let Some(memory) = strings.try_text(memory_with_sources)? else {
+        return Err(type_error(
+            "memory_with_sources".into(),
+            "str",
+            memory_with_sources,
+        ));
+    };
+    if let Arg::Given(format) = &template_format {
+        let is_f_string = match format.cast_exact::<PyString>() {
+            Ok(s) => strings.text(s)? == b"f-string",
+            Err(_) => format.eq("f-string")?,
+        };
+        if !is_f_string {
+            return Err(PyNotImplementedError::new_err((format.clone().unbind(),)));
+        }
+    }
+    let append = match &append_icm_if_missing {
+        Arg::Default => true,
+        Arg::Given(flag) => flag.is_truthy()?,
+    };
+    let Some(prompt) = strings.try_text(system_prompt)? else {
+        return Err(type_error("system_prompt".into(), "str", system_prompt));
+    };
+    let out = system_message::render(prompt, memory, &meta, append);
+    to_py_str(py, &out.buf)
+}
+
+/// The mapping Letta gives `format_map`: a `dict` whose missing keys render as `{key}`.
+#[pyclass(extends = PyDict, module = "memprompt._core")]
+pub struct PreserveMapping;
+
+#[pymethods]
+impl PreserveMapping {
+    fn __missing__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        PyString::new(key.py(), "{").add(key)?.add("}")
+    }
+}
+
+/// `format(value, "")`: what `format_map` writes for a field with no conversion and no spec.
+fn format_empty<'s>(strings: &'s Strings<'_>, value: &Bound<'_, PyAny>) -> PyResult<&'s [u8]> {
+    let py = strings.py();
+    // SAFETY: `value` and the empty spec are live objects; the result is an owned reference.
+    let formatted = unsafe {
+        let empty = PyString::new(py, "");
+        Bound::from_owned_ptr_or_err(py, ffi::PyObject_Format(value.as_ptr(), empty.as_ptr()))?
+    };
+    strings.text(formatted.cast::<PyString>()?)
+}
+
+/// Letta's `PromptGenerator.safe_format`: `template.replace("{}", "{{}}")` formatted with a
+/// mapping that keeps unknown fields as they are. Fields other than `{name}` go to Python.
+#[pyfunction]
+pub fn safe_format<'py>(
+    py: Python<'py>,
+    template: &Bound<'py, PyAny>,
+    variables: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyString>> {
+    let strings = Strings::new(py);
+    let Some(text) = strings.try_text(template)? else {
+        return Err(type_error("template".into(), "str", template));
+    };
+    if let (true, Ok(dict)) = (
+        template.is_exact_instance_of::<PyString>(),
+        variables.cast_exact::<PyDict>(),
+    ) {
+        let escaped = system_message::escape_empty_fields(text);
+        if let Some(pieces) = system_message::parse_simple(&escaped) {
+            let mut out = Out::with_capacity(escaped.len());
+            for piece in pieces {
+                match piece {
+                    Piece::Literal(literal) => out.push(literal),
+                    Piece::Field(key) => match dict.get_item(to_py_str(py, key)?)? {
+                        Some(value) => match value.cast_exact::<PyString>() {
+                            Ok(s) => out.push(strings.text(s)?),
+                            Err(_) => out.push(format_empty(&strings, &value)?),
+                        },
+                        None => {
+                            out.push(b"{");
+                            out.push(key);
+                            out.push(b"}");
+                        }
+                    },
+                }
+            }
+            return to_py_str(py, &out.buf);
+        }
+    }
+    let escaped = template.call_method1("replace", ("{}", "{{}}"))?;
+    let mapping = Bound::new(py, PreserveMapping)?;
+    mapping.call_method1("update", (variables,))?;
+    escaped
+        .call_method1("format_map", (mapping,))?
+        .cast_into::<PyString>()
+        .map_err(Into::into)
+}

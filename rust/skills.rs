@@ -1,0 +1,617 @@
+//! `<available_skills>`: the skills in memory blocks and those the client sent,
+//! grouped by the directory that holds them, each group drawn as a tree.
+//!
+//! Reproduced quirks of Letta 0.16.8's `compile_available_skills`:
+//! - a block is a skill when its label is `skills/<name>` or
+//!   `skills/<name>/SKILL`, split on every `/` (so `skills/` names the skill
+//!   `""`, and `skills//x/SKILL` is no skill at all);
+//! - the first skill of a name wins, blocks before client skills;
+//! - a location ending in `/SKILL.md`, in a directory named like the last
+//!   `/`-part of the skill's name, is shown relative to that directory's parent
+//!   (with `posixpath.relpath`, whose answer can depend on the process's
+//!   current directory: see `Cwd`); any other location is shown as its
+//!   basename under its dirname;
+//! - within a group, paths are inserted into a nested dict in sorted order, so
+//!   a later file replaces an earlier entry of the same name, and a path that
+//!   goes through a file raises the `TypeError`/`AttributeError` Python raises.
+
+use std::borrow::Cow;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashSet};
+
+use crate::error::{RenderError, RenderResult};
+use crate::model::{Block, ClientSkill};
+use crate::out::Out;
+use crate::posix_path::{self, RelpathError};
+use crate::text::{first_line, path_parts, strip};
+use crate::w;
+
+const HEADER: &str = "\n\n<available_skills>\n";
+const FOOTER: &str = "</available_skills>";
+const SKILL_FILE: &[u8] = b"/SKILL.md";
+
+/// Python's message when a path continues through a file and the file's
+/// description (a `str`) is asked to `setdefault` a subdirectory.
+pub const SETDEFAULT_ON_STR: &str = "'str' object has no attribute 'setdefault'";
+/// Python's message when a file's description (a `str`) is given a child.
+pub const ASSIGN_TO_STR: &str = "'str' object does not support item assignment";
+
+/// The current directory, as `os.getcwd()` would give it, for the rare skill
+/// location whose displayed path depends on it (see `posix_path::relpath`).
+#[derive(Debug, Clone, Copy)]
+pub enum Cwd<'c> {
+    /// Not known: such a location makes `render_with_cwd` answer `NeedsCwd`.
+    Unknown,
+    Known(&'c [u8]),
+}
+
+/// What `render_with_cwd` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Rendered {
+    Done,
+    /// Nothing was written: a location's display depends on the current
+    /// directory, and it was `Cwd::Unknown`.
+    NeedsCwd,
+}
+
+/// `compile_available_skills`: writes nothing when there is no skill.
+///
+/// The rare location whose display depends on the current directory is
+/// resolved against this process's current directory, which is the one
+/// Python's `os.getcwd()` reads.
+pub fn render(out: &mut Out, blocks: &[Block], client_skills: &[ClientSkill]) -> RenderResult {
+    match render_with_cwd(out, blocks, client_skills, Cwd::Unknown)? {
+        Rendered::Done => Ok(()),
+        Rendered::NeedsCwd => match process_cwd() {
+            Ok(cwd) => render_with_cwd(out, blocks, client_skills, Cwd::Known(&cwd)).map(|_| ()),
+            // Python's os.getcwd() raises FileNotFoundError (an OSError) here.
+            Err(e) => Err(RenderError::Value(e)),
+        },
+    }
+}
+
+/// The process's current directory as bytes, or the message Python's
+/// `os.getcwd()` would raise with.
+fn process_cwd() -> Result<Vec<u8>, String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        std::env::current_dir().map(|p| p.into_os_string().into_vec()).map_err(|e| match e.raw_os_error() {
+            Some(code) => {
+                let text = e.to_string();
+                let text = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_owned();
+                format!("[Errno {code}] {text}")
+            }
+            None => e.to_string(),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        // Letta uses ntpath there, whose semantics this module does not reproduce.
+        Err("the current directory is only read on POSIX systems".to_owned())
+    }
+}
+
+/// A skill to show: its name, the first line of its description, its location.
+struct Skill<'a> {
+    name: &'a [u8],
+    desc: &'a [u8],
+    location: Cow<'a, [u8]>,
+}
+
+/// `${MEMORY_DIR}/skills/<name>/SKILL.md`: where a skill without a location lives.
+fn default_location(name: &[u8]) -> Cow<'static, [u8]> {
+    let mut s = Vec::with_capacity(name.len() + 32);
+    s.extend_from_slice(b"${MEMORY_DIR}/skills/");
+    s.extend_from_slice(name);
+    s.extend_from_slice(SKILL_FILE);
+    Cow::Owned(s)
+}
+
+/// The skill name of a block label, when the label names a top-level skill.
+fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
+    let rest = label.strip_prefix(b"skills/")?;
+    let mut parts = rest.split(|&b| b == b'/');
+    let name = parts.next()?;
+    match (parts.next(), parts.next()) {
+        (None, _) => Some(name),
+        (Some(b"SKILL"), None) => Some(name),
+        _ => None,
+    }
+}
+
+/// Every skill to show, in Letta's order, first of each name only.
+fn collect<'a>(blocks: &'a [Block], client_skills: &'a [ClientSkill]) -> Vec<Skill<'a>> {
+    let mut seen: HashSet<&[u8]> = HashSet::new();
+    let mut skills = Vec::new();
+    for block in blocks {
+        if let Some(name) = block_skill_name(&block.label) {
+            if seen.insert(name) {
+                skills.push(Skill { name, desc: first_line(&block.description), location: default_location(name) });
+            }
+        }
+    }
+    for cs in client_skills {
+        let name: &[u8] = &cs.name;
+        if seen.insert(name) {
+            let location = strip(&cs.location);
+            let location = if location.is_empty() { default_location(name) } else { Cow::Borrowed(location) };
+            skills.push(Skill { name, desc: first_line(&cs.description), location });
+        }
+    }
+    skills
+}
+
+/// Letta's `_skill_root`: the directory a skill is listed under, and its path there.
+///
+/// The location is already stripped: a client's is stripped when read, and the
+/// default one starts with `$` and ends with `d`.
+fn skill_root<'l>(name: &[u8], location: &'l [u8], cwd: Cwd) -> Result<(&'l [u8], Cow<'l, [u8]>), RelpathError> {
+    if location.ends_with(SKILL_FILE) {
+        let skill_dir = posix_path::dirname(location);
+        let root = posix_path::dirname(skill_dir);
+        let last_name_part = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
+        // Python computes the relpath before this test; it cannot fail there
+        // (the location is not empty), so computing it only when used is the same.
+        let dir_name = posix_path::basename(skill_dir);
+        if dir_name == last_name_part {
+            // The location's parts are the root's, then `dir_name`, then
+            // `SKILL.md`; for an ordinary `dir_name` no `..` can reach into the
+            // root, and relpath is `<dir_name>/SKILL.md`.
+            if !matches!(dir_name, b"" | b"." | b"..") {
+                let start = skill_dir.len() - dir_name.len();
+                let rel = if location.len() - start == dir_name.len() + SKILL_FILE.len() {
+                    Cow::Borrowed(&location[start..])
+                } else {
+                    Cow::Owned([dir_name, SKILL_FILE].concat())
+                };
+                return Ok((root, rel));
+            }
+            let rel = match posix_path::relpath(location, root) {
+                Err(RelpathError::NeedsCwd) => match cwd {
+                    Cwd::Known(dir) => posix_path::relpath_in(location, root, dir)?,
+                    Cwd::Unknown => return Err(RelpathError::NeedsCwd),
+                },
+                rel => rel?,
+            };
+            return Ok((root, Cow::Owned(rel)));
+        }
+    }
+    Ok((posix_path::dirname(location), Cow::Borrowed(posix_path::basename(location))))
+}
+
+/// `compile_available_skills`, with the current directory given explicitly.
+///
+/// On an error or `NeedsCwd`, `out` is left as it was.
+pub fn render_with_cwd(
+    out: &mut Out,
+    blocks: &[Block],
+    client_skills: &[ClientSkill],
+    cwd: Cwd,
+) -> RenderResult<Rendered> {
+    let skills = collect(blocks, client_skills);
+    if skills.is_empty() {
+        return Ok(Rendered::Done);
+    }
+    // In the order Python lists them: roots sorted, then paths sorted, equal
+    // paths in skill order (a stable sort).
+    let mut placed: Vec<Placed> = Vec::with_capacity(skills.len());
+    for skill in &skills {
+        match skill_root(skill.name, &skill.location, cwd) {
+            Ok((root, rel)) => placed.push(Placed { root, rel, desc: skill.desc }),
+            Err(RelpathError::NeedsCwd) => return Ok(Rendered::NeedsCwd),
+            // Unreachable: a location ending in "/SKILL.md" is never empty.
+            Err(RelpathError::NoPath) => return Err(RenderError::Value(posix_path::NO_PATH_MESSAGE.to_owned())),
+        }
+    }
+    placed.sort_by(|a, b| (a.root, &*a.rel).cmp(&(b.root, &*b.rel)));
+
+    let start = out.len();
+    w!(out, HEADER);
+    let mut groups = placed.chunk_by(|a, b| a.root == b.root).peekable();
+    while let Some(group) = groups.next() {
+        w!(out, group[0].root, "\n");
+        let tree = match Tree::build(group.iter().map(|p| (&*p.rel, p.desc))) {
+            Ok(tree) => tree,
+            Err(e) => {
+                out.buf.truncate(start);
+                return Err(e);
+            }
+        };
+        tree.render(out);
+        if groups.peek().is_some() {
+            w!(out, "\n");
+        }
+    }
+    w!(out, FOOTER);
+    Ok(Rendered::Done)
+}
+
+/// A skill's place: the root it is listed under, its path there, its description.
+struct Placed<'a> {
+    root: &'a [u8],
+    rel: Cow<'a, [u8]>,
+    desc: &'a [u8],
+}
+
+/// A directory being drawn: its entries in drawing order, the next one to
+/// draw, and the prefix length of its lines.
+struct Frame<'a> {
+    entries: Vec<(&'a [u8], Node<'a>)>,
+    next: usize,
+    prefix_len: usize,
+}
+
+/// A value in Letta's nested dict: a subdirectory, or a file's description.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    Dir(usize),
+    File(&'a [u8]),
+}
+
+/// Letta's nested dict of one root, as an arena of directories (index 0 is the
+/// root); each directory's entries are kept sorted by name.
+struct Tree<'a> {
+    dirs: Vec<BTreeMap<&'a [u8], Node<'a>>>,
+}
+
+impl<'a> Tree<'a> {
+    /// Inserts each path as Python's `setdefault` walk and item assignment do.
+    fn build(paths: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> RenderResult<Self> {
+        let mut tree = Tree { dirs: vec![BTreeMap::new()] };
+        let mut parts: Vec<&[u8]> = Vec::new();
+        for (rel, desc) in paths {
+            parts.clear();
+            parts.extend(path_parts(rel));
+            let Some((&leaf, through)) = parts.split_last() else { continue };
+            let mut dir = 0;
+            for (i, &part) in through.iter().enumerate() {
+                let fresh = tree.dirs.len();
+                dir = match tree.dirs[dir].entry(part) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(Node::Dir(fresh));
+                        tree.dirs.push(BTreeMap::new());
+                        fresh
+                    }
+                    Entry::Occupied(slot) => match *slot.get() {
+                        Node::Dir(d) => d,
+                        // `setdefault` returned a file's str: the next step calls
+                        // `setdefault` on it, or, at the last step, assigns into it.
+                        Node::File(_) if i + 1 < through.len() => {
+                            return Err(RenderError::Attribute(SETDEFAULT_ON_STR.to_owned()))
+                        }
+                        Node::File(_) => return Err(RenderError::Type(ASSIGN_TO_STR.to_owned())),
+                    },
+                };
+            }
+            // A file replaces whatever had its name, a directory included.
+            tree.dirs[dir].insert(leaf, Node::File(desc));
+        }
+        Ok(tree)
+    }
+
+    /// Directories first, then files, each sorted; drawn with an explicit stack.
+    fn render(&self, out: &mut Out) {
+        let mut prefix: Vec<u8> = Vec::new();
+        let mut stack = vec![self.frame(0, 0)];
+        while let Some(frame) = stack.last_mut() {
+            let Some(&(name, node)) = frame.entries.get(frame.next) else {
+                stack.pop();
+                continue;
+            };
+            frame.next += 1;
+            prefix.truncate(frame.prefix_len);
+            let is_last = frame.next == frame.entries.len();
+            let connector = if is_last { "└── " } else { "├── " };
+            w!(out, &prefix[..], connector, name);
+            match node {
+                Node::Dir(d) => {
+                    w!(out, "/\n");
+                    prefix.extend_from_slice(if is_last { "    " } else { "│   " }.as_bytes());
+                    stack.push(self.frame(d, prefix.len()));
+                }
+                Node::File(desc) => {
+                    let desc = strip(desc);
+                    if !desc.is_empty() {
+                        w!(out, " (", desc, ")");
+                    }
+                    w!(out, "\n");
+                }
+            }
+        }
+    }
+
+    fn frame(&self, dir: usize, prefix_len: usize) -> Frame<'a> {
+        let entries = &self.dirs[dir];
+        let dirs = entries.iter().filter(|(_, n)| matches!(n, Node::Dir(_)));
+        let files = entries.iter().filter(|(_, n)| matches!(n, Node::File(_)));
+        Frame { entries: dirs.chain(files).map(|(&name, &node)| (name, node)).collect(), next: 0, prefix_len }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Int;
+
+    fn block<'a>(label: &'a str, description: &'a str) -> Block<'a> {
+        Block {
+            label: Cow::Borrowed(label.as_bytes()),
+            value: Cow::Borrowed(b""),
+            description: Cow::Borrowed(description.as_bytes()),
+            limit: Int::Small(0),
+            read_only: false,
+        }
+    }
+
+    fn client<'a>(name: &'a str, description: &'a str, location: &'a str) -> ClientSkill<'a> {
+        ClientSkill {
+            name: Cow::Borrowed(name.as_bytes()),
+            description: Cow::Borrowed(description.as_bytes()),
+            location: Cow::Borrowed(location.as_bytes()),
+        }
+    }
+
+    fn rendered(blocks: &[Block], client_skills: &[ClientSkill]) -> RenderResult<String> {
+        let mut out = Out::default();
+        render(&mut out, blocks, client_skills)?;
+        Ok(String::from_utf8(out.buf).unwrap())
+    }
+
+    fn ok(blocks: &[Block], client_skills: &[ClientSkill]) -> String {
+        rendered(blocks, client_skills).unwrap()
+    }
+
+    #[test]
+    fn blocks_then_client_skills_first_name_wins() {
+        let blocks = [
+            block("skills/alpha", "  First line \nsecond"),
+            block("skills/beta/SKILL", ""),
+            block("skills/alpha/SKILL", "dup"),
+            block("skills/gamma/notes", "nested files are not skills"),
+            block("human", "h"),
+            block("skills", "x"),
+        ];
+        let client_skills =
+            [client("alpha", "client dup", "/x/alpha/SKILL.md"), client("tool", "T", " /opt/skills/tool/SKILL.md ")];
+        assert_eq!(
+            ok(&blocks, &client_skills),
+            concat!(
+                "\n\n<available_skills>\n",
+                "${MEMORY_DIR}/skills\n",
+                "├── alpha/\n",
+                "│   └── SKILL.md (First line)\n",
+                "└── beta/\n",
+                "    └── SKILL.md\n",
+                "\n",
+                "/opt/skills\n",
+                "└── tool/\n",
+                "    └── SKILL.md (T)\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn no_skill_writes_nothing() {
+        assert_eq!(ok(&[block("human", "h"), block("skills/a/b/SKILL", "too deep")], &[]), "");
+        assert_eq!(ok(&[], &[]), "");
+    }
+
+    #[test]
+    fn label_split_keeps_empty_parts() {
+        // "skills/" is the skill "" (whose directory does not match its name);
+        // "skills//x" has three parts and is no skill; "skills//SKILL" is "" again.
+        let blocks = [block("skills/", "empty"), block("skills//x", "no"), block("skills//SKILL", "dup")];
+        assert_eq!(
+            ok(&blocks, &[]),
+            concat!(
+                "\n\n<available_skills>\n",
+                "${MEMORY_DIR}/skills\n",
+                "└── SKILL.md (empty)\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn locations_that_are_not_a_named_skill_md() {
+        let client_skills = [
+            client("readme", "R", "/a/b/README.md"),
+            client("bare", "B", "foo"),
+            client("dir", "D", "x/"),
+            client("blank", "", "   "),
+            client("mismatch", "M", "/opt/other/SKILL.md"),
+            client("ns/x", "N", "/p/x/SKILL.md"),
+        ];
+        // "foo" lives in "" (an empty line); "x/" has the basename "", which draws no entry.
+        assert_eq!(
+            ok(&[], &client_skills),
+            concat!(
+                "\n\n<available_skills>\n",
+                "\n",
+                "└── foo (B)\n",
+                "\n",
+                "${MEMORY_DIR}/skills\n",
+                "└── blank/\n",
+                "    └── SKILL.md\n",
+                "\n",
+                "/a/b\n",
+                "└── README.md (R)\n",
+                "\n",
+                "/opt/other\n",
+                "└── SKILL.md (M)\n",
+                "\n",
+                "/p\n",
+                "└── x/\n",
+                "    └── SKILL.md (N)\n",
+                "\n",
+                "x\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn dot_and_dotdot_skill_names() {
+        let blocks = [block("skills/..", "up"), block("skills/.", "here")];
+        let client_skills = [client("..", "taken", "/r/x/../SKILL.md")];
+        assert_eq!(
+            ok(&blocks, &client_skills),
+            concat!(
+                "\n\n<available_skills>\n",
+                "${MEMORY_DIR}/skills\n",
+                "├── ../\n",
+                "│   └── SKILL.md (up)\n",
+                "└── SKILL.md (here)\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn relpath_of_absolute_locations() {
+        let client_skills = [
+            client("..", "same", "/SKILL.md/../SKILL.md"),
+            client("x/..", "root", "/../SKILL.md"),
+            client("y", "mismatch", "/../SKILL.md"),
+        ];
+        assert_eq!(
+            ok(&[], &client_skills),
+            concat!(
+                "\n\n<available_skills>\n",
+                "/\n",
+                "└── SKILL.md (root)\n",
+                "\n",
+                "/..\n",
+                "└── SKILL.md (mismatch)\n",
+                "\n",
+                "/SKILL.md\n",
+                "└── . (same)\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn double_slashes_stay_in_the_root() {
+        assert_eq!(
+            ok(&[], &[client("x", "X", "//srv//x//SKILL.md")]),
+            "\n\n<available_skills>\n//srv\n└── x/\n    └── SKILL.md (X)\n</available_skills>"
+        );
+    }
+
+    #[test]
+    fn tree_draws_directories_then_files() {
+        let client_skills = [
+            client("b", "B", "/r/b/SKILL.md"),
+            client("z", "Z", "/r/z.md"),
+            client("a", "A", "/r/a/SKILL.md"),
+            client("c", "", "/r/c.txt"),
+        ];
+        assert_eq!(
+            ok(&[], &client_skills),
+            concat!(
+                "\n\n<available_skills>\n",
+                "/r\n",
+                "├── a/\n",
+                "│   └── SKILL.md (A)\n",
+                "├── b/\n",
+                "│   └── SKILL.md (B)\n",
+                "├── c.txt\n",
+                "└── z.md (Z)\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn same_path_twice_keeps_the_later() {
+        let client_skills = [client("x", "first", "/r/x/SKILL.md"), client("a/x", "second", "/r/x/SKILL.md")];
+        assert_eq!(
+            ok(&[], &client_skills),
+            "\n\n<available_skills>\n/r\n└── x/\n    └── SKILL.md (second)\n</available_skills>"
+        );
+    }
+
+    #[test]
+    fn path_through_a_file_is_a_type_error() {
+        // "/r/x" is the file "x"; then "x/SKILL.md" needs "x" to be a directory.
+        let client_skills = [client("q", "file", "/r/x"), client("x", "dir", "/r/x/SKILL.md")];
+        let mut out = Out::default();
+        out.push(b"kept");
+        let err = render(&mut out, &[], &client_skills).unwrap_err();
+        assert_eq!(err, RenderError::Type("'str' object does not support item assignment".into()));
+        assert_eq!(out.buf, b"kept");
+    }
+
+    #[test]
+    fn deeper_paths_through_a_file_are_an_attribute_error() {
+        // Not reachable from skills (paths have at most two parts), but the dict walk is kept whole.
+        let paths = [(&b"a"[..], &b"d"[..]), (b"a/b/c", b"d")];
+        let err = Tree::build(paths.into_iter()).err().unwrap();
+        assert_eq!(err, RenderError::Attribute("'str' object has no attribute 'setdefault'".into()));
+        // A file replaces a directory of the same name.
+        let paths = [(&b"a/b"[..], &b"dir"[..]), (b"a", b"file")];
+        let mut out = Out::default();
+        Tree::build(paths.into_iter()).unwrap().render(&mut out);
+        assert_eq!(out.buf, "└── a (file)\n".as_bytes());
+    }
+
+    #[test]
+    fn descriptions_use_python_whitespace() {
+        let blocks = [block("skills/w", "\u{1c}\u{85} padded \u{85}\nrest")];
+        assert_eq!(
+            ok(&blocks, &[client("v", " \n\n", "")]),
+            concat!(
+                "\n\n<available_skills>\n",
+                "${MEMORY_DIR}/skills\n",
+                "├── v/\n",
+                "│   └── SKILL.md\n",
+                "└── w/\n",
+                "    └── SKILL.md (padded)\n",
+                "</available_skills>",
+            )
+        );
+    }
+
+    #[test]
+    fn location_that_depends_on_the_current_directory() {
+        // "../../SKILL.md" for the skill "..": its root ".." and the location differ
+        // by a ".." that reaches into the current directory.
+        let client_skills = [client("..", "d", "../../SKILL.md")];
+        let mut out = Out::default();
+        let done = render_with_cwd(&mut out, &[], &client_skills, Cwd::Unknown).unwrap();
+        assert_eq!((done, out.len()), (Rendered::NeedsCwd, 0));
+        for (cwd, tree) in [
+            ("/", "└── SKILL.md (d)\n"),
+            ("/tmp/a", "└── ../\n    └── SKILL.md (d)\n"),
+            ("/tmp/a/SKILL.md/b", "└── . (d)\n"),
+        ] {
+            let mut out = Out::default();
+            let done = render_with_cwd(&mut out, &[], &client_skills, Cwd::Known(cwd.as_bytes())).unwrap();
+            assert_eq!(done, Rendered::Done);
+            let expected = format!("\n\n<available_skills>\n..\n{tree}</available_skills>");
+            assert_eq!(String::from_utf8(out.buf).unwrap(), expected, "cwd {cwd}");
+        }
+        // `render` asks this process, as os.getcwd() does.
+        let cwd = process_cwd().unwrap();
+        let mut expected = Out::default();
+        assert_eq!(render_with_cwd(&mut expected, &[], &client_skills, Cwd::Known(&cwd)), Ok(Rendered::Done));
+        assert_eq!(ok(&[], &client_skills).as_bytes(), expected.buf);
+    }
+
+    #[test]
+    fn deep_and_many_skills() {
+        let deep = "d/".repeat(10_000) + "x/SKILL.md";
+        let out = ok(&[], &[client("x", "deep", &deep)]);
+        assert!(out.ends_with("d\n└── x/\n    └── SKILL.md (deep)\n</available_skills>"));
+
+        let names: Vec<String> = (0..10_000).map(|i| format!("s{i:05}")).collect();
+        let skills: Vec<ClientSkill> = names.iter().map(|n| client(n, "", "")).collect();
+        let out = ok(&[], &skills);
+        assert!(out.starts_with("\n\n<available_skills>\n${MEMORY_DIR}/skills\n├── s00000/\n│   └── SKILL.md\n"));
+        assert!(out.ends_with("└── s09999/\n    └── SKILL.md\n</available_skills>"));
+    }
+}

@@ -1,0 +1,291 @@
+//! The whole system message: the template with the memory put in place of
+//! `{CORE_MEMORY}`, and Letta's `safe_format` for templates with variables.
+
+use std::borrow::Cow;
+
+use crate::metadata::{self, Metadata};
+use crate::out::Out;
+
+/// Where the memory goes in a template.
+pub const PLACEHOLDER: &[u8] = b"{CORE_MEMORY}";
+
+/// The start of every occurrence of `needle` in `hay`, left to right, not overlapping
+/// (the occurrences `str.replace` replaces). `needle` must not be empty.
+fn occurrences<'h>(hay: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let first = *needle.first()?;
+        while from + needle.len() <= hay.len() {
+            let start = from + hay[from..].iter().position(|&b| b == first)?;
+            if hay[start..].starts_with(needle) {
+                from = start + needle.len();
+                return Some(start);
+            }
+            from = start + 1;
+        }
+        None
+    })
+}
+
+/// Python's `hay.replace(needle, with)` (`needle` not empty), written into `out`.
+fn replace_into(out: &mut Out, hay: &[u8], needle: &[u8], with: &[u8]) {
+    let mut copied = 0;
+    for start in occurrences(hay, needle) {
+        out.push(&hay[copied..start]);
+        out.push(with);
+        copied = start + needle.len();
+    }
+    out.push(&hay[copied..]);
+}
+
+/// The memory section followed by its metadata block, as Letta injects it.
+pub fn full_memory(memory: &[u8], meta: &Metadata) -> Out {
+    let mut out = Out::with_capacity(memory.len() + 512);
+    out.push(memory);
+    out.push(b"\n\n");
+    metadata::render(&mut out, meta);
+    out
+}
+
+/// Letta's `get_system_message_from_compiled_memory` for an f-string template with no
+/// user variables: `{CORE_MEMORY}` replaced at every occurrence, appended after
+/// `"\n\n"` when absent and `append_if_missing`.
+pub fn render(
+    system_prompt: &[u8],
+    memory: &[u8],
+    meta: &Metadata,
+    append_if_missing: bool,
+) -> Out {
+    let full = full_memory(memory, meta);
+    let mut out = Out::with_capacity(system_prompt.len() + full.len() + 2);
+    if occurrences(system_prompt, PLACEHOLDER).next().is_none() {
+        out.push(system_prompt);
+        if append_if_missing {
+            out.push(b"\n\n");
+            out.push(&full.buf);
+        }
+    } else {
+        replace_into(&mut out, system_prompt, PLACEHOLDER, &full.buf);
+    }
+    out
+}
+
+/// A piece of a parsed `format_map` template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece<'t> {
+    Literal(&'t [u8]),
+    /// A replacement field `{key}`: the value of `key` in the mapping.
+    Field(&'t [u8]),
+}
+
+/// Letta's first step of `safe_format`: `template.replace("{}", "{{}}")`.
+pub fn escape_empty_fields(template: &[u8]) -> Cow<'_, [u8]> {
+    if occurrences(template, b"{}").next().is_none() {
+        return Cow::Borrowed(template);
+    }
+    let mut out = Out::with_capacity(template.len() + 8);
+    replace_into(&mut out, template, b"{}", b"{{}}");
+    Cow::Owned(out.buf)
+}
+
+/// True when `str.format` would read `key` as an argument's name, not as a position,
+/// an attribute, an index, a conversion or a format spec: it holds no `{}[].!:` and at
+/// least one ASCII character that is not a digit (so it is not an integer, in any script).
+fn is_plain_key(key: &[u8]) -> bool {
+    key.iter().all(|b| !b"{}[].!:".contains(b))
+        && key.iter().any(|b| b.is_ascii() && !b.is_ascii_digit())
+}
+
+/// Parses a template for `str.format_map` when it uses only the common grammar:
+/// literal text, `{{` and `}}`, and fields `{key}` with a plain key (see `is_plain_key`).
+/// `None` for anything else (an error, a positional field, `!r`, `:spec`, `a.b`, `a[0]`):
+/// the caller then lets Python's own `format_map` decide.
+pub fn parse_simple(template: &[u8]) -> Option<Vec<Piece<'_>>> {
+    let mut pieces = Vec::new();
+    let mut literal_start = 0;
+    let mut i = 0;
+    while i < template.len() {
+        match template[i] {
+            brace @ (b'{' | b'}') => {
+                if i > literal_start {
+                    pieces.push(Piece::Literal(&template[literal_start..i]));
+                }
+                if template.get(i + 1) == Some(&brace) {
+                    pieces.push(Piece::Literal(&template[i..i + 1]));
+                    i += 2;
+                } else if brace == b'}' {
+                    return None; // "Single '}' encountered in format string"
+                } else {
+                    let key_start = i + 1;
+                    let len = template[key_start..].iter().position(|&b| b == b'}')?;
+                    let key = &template[key_start..key_start + len];
+                    if !is_plain_key(key) {
+                        return None;
+                    }
+                    pieces.push(Piece::Field(key));
+                    i = key_start + len + 1;
+                }
+                literal_start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if literal_start < template.len() {
+        pieces.push(Piece::Literal(&template[literal_start..]));
+    }
+    Some(pieces)
+}
+
+/// `safe_format` with every value a string: `lookup(key)` is the value, `None` when the
+/// key is missing (then the field stays as `{key}`). `None` when `parse_simple` declines.
+pub fn safe_format<'v>(template: &[u8], lookup: impl Fn(&[u8]) -> Option<&'v [u8]>) -> Option<Out> {
+    let escaped = escape_empty_fields(template);
+    let pieces = parse_simple(&escaped)?;
+    let mut out = Out::with_capacity(escaped.len());
+    for piece in pieces {
+        match piece {
+            Piece::Literal(text) => out.push(text),
+            Piece::Field(key) => match lookup(key) {
+                Some(value) => out.push(value),
+                None => {
+                    out.push(b"{");
+                    out.push(key);
+                    out.push(b"}");
+                }
+            },
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Int;
+
+    fn meta() -> Metadata<'static> {
+        Metadata {
+            agent_id: Cow::Borrowed(b"a"),
+            conversation_id: Cow::Borrowed(b"default"),
+            timestamp: Cow::Borrowed(b"5-01-01 12:00:00 AM "),
+            previous_message_count: Cow::Borrowed(b"0"),
+            archival_memory_size: Some(Int::Small(0)),
+            archive_tags: None,
+        }
+    }
+
+    const FULL: &str = "MEM\n\n<memory_metadata>\n- AGENT_ID: a\n- CONVERSATION_ID: default\n\
+                        - System prompt last recompiled: 5-01-01 12:00:00 AM \n\
+                        - 0 previous messages between you and the user are stored in recall memory\n\
+                        </memory_metadata>";
+
+    fn system(template: &str, append: bool) -> String {
+        String::from_utf8(render(template.as_bytes(), b"MEM", &meta(), append).buf).unwrap()
+    }
+
+    #[test]
+    fn no_placeholder_appends_or_not() {
+        assert_eq!(system("You are x.", true), format!("You are x.\n\n{FULL}"));
+        assert_eq!(system("You are x.", false), "You are x.");
+        assert_eq!(system("", true), format!("\n\n{FULL}"));
+        assert_eq!(
+            system("{CORE_MEMORY", true),
+            format!("{{CORE_MEMORY\n\n{FULL}")
+        );
+    }
+
+    #[test]
+    fn every_placeholder_is_replaced() {
+        assert_eq!(system("A {CORE_MEMORY} B", true), format!("A {FULL} B"));
+        assert_eq!(
+            system("{CORE_MEMORY}{CORE_MEMORY}", false),
+            format!("{FULL}{FULL}")
+        );
+        assert_eq!(system("{{CORE_MEMORY}}", true), format!("{{{FULL}}}"));
+        assert_eq!(
+            system("{CORE_MEMORY}\n{CORE_MEMORY}x", true),
+            format!("{FULL}\n{FULL}x")
+        );
+    }
+
+    #[test]
+    fn occurrences_do_not_overlap() {
+        assert_eq!(occurrences(b"aaaa", b"aa").collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(occurrences(b"abab", b"b").collect::<Vec<_>>(), vec![1, 3]);
+        assert_eq!(occurrences(b"", b"a").count(), 0);
+        assert_eq!(occurrences(b"a", b"").count(), 0);
+        let mut out = Out::default();
+        replace_into(&mut out, b"{}}{}", b"{}", b"{{}}");
+        assert_eq!(out.buf, b"{{}}}{{}}");
+    }
+
+    fn fmt(template: &str, vars: &[(&'static str, &'static str)]) -> Option<String> {
+        let out = safe_format(template.as_bytes(), |k| {
+            vars.iter()
+                .find(|(name, _)| name.as_bytes() == k)
+                .map(|(_, v)| v.as_bytes())
+        })?;
+        Some(String::from_utf8(out.buf).unwrap())
+    }
+
+    #[test]
+    fn safe_format_common_grammar() {
+        let vars = [("name", "Sam"), ("CORE_MEMORY", "M"), (" a ", "sp")];
+        assert_eq!(fmt("Hi {name}!", &vars).as_deref(), Some("Hi Sam!"));
+        assert_eq!(fmt("{name}{name}", &vars).as_deref(), Some("SamSam"));
+        assert_eq!(fmt("{missing} {}", &vars).as_deref(), Some("{missing} {}"));
+        assert_eq!(fmt("{{name}} {{x}}", &vars).as_deref(), Some("{name} {x}"));
+        assert_eq!(fmt("x{CORE_MEMORY}y", &vars).as_deref(), Some("xMy"));
+        assert_eq!(fmt("{ a }", &vars).as_deref(), Some("sp"));
+        assert_eq!(fmt("", &vars).as_deref(), Some(""));
+        assert_eq!(fmt("}}{{", &vars).as_deref(), Some("}{"));
+        assert_eq!(
+            fmt("caf\u{e9} {x1}", &vars).as_deref(),
+            Some("caf\u{e9} {x1}")
+        );
+    }
+
+    #[test]
+    fn safe_format_declines_the_rest() {
+        for template in [
+            "}",
+            "{",
+            "a}b",
+            "{name",
+            "{0}",
+            "{12}",
+            "{name!r}",
+            "{name:>5}",
+            "{a.b}",
+            "{a[0]}",
+            "{a]b}",
+            "{{}",
+            "{{}}",
+            "{\u{e9}}",
+            "{\u{663}}",
+            "{name}}",
+            "{a{b}c}",
+        ] {
+            assert_eq!(fmt(template, &[]), None, "{template}");
+        }
+    }
+
+    #[test]
+    fn parse_keeps_escapes_as_literals() {
+        assert_eq!(
+            parse_simple(b"a{{b}}{c}d"),
+            Some(vec![
+                Piece::Literal(b"a"),
+                Piece::Literal(b"{"),
+                Piece::Literal(b"b"),
+                Piece::Literal(b"}"),
+                Piece::Field(b"c"),
+                Piece::Literal(b"d"),
+            ])
+        );
+        assert_eq!(
+            escape_empty_fields(b"{}{}"),
+            Cow::<[u8]>::Owned(b"{{}}{{}}".to_vec())
+        );
+    }
+}

@@ -1,0 +1,395 @@
+//! `<memory_filesystem>`: every block label drawn as a file tree (Letta's
+//! `Memory._render_memory_filesystem`).
+//!
+//! Letta nests Python dicts keyed by label part; a part's value is the block
+//! (a file) or another dict (a directory). When a label is both a file and a
+//! directory, the dict keeps the file's block under the key `__block__`, and a
+//! label part spelled `__block__` reaches that same slot, so such labels bend
+//! the tree in Letta's own way. We mirror the dicts exactly, in an arena: one
+//! hash map from `(directory, part)` to the entry, with each directory's
+//! `__block__` entry kept beside it. Rendering walks the arena with an explicit
+//! stack, so depth cannot overflow the call stack.
+
+use std::cmp::Ordering;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+use crate::error::RenderResult;
+use crate::model::Block;
+use crate::out::Out;
+use crate::text::{first_line, path_parts};
+use crate::w;
+
+/// The dict key under which a directory holds the block of the same name.
+const SLOT: &[u8] = b"__block__";
+/// The directory rendered as one line per skill.
+const SKILLS: &[u8] = b"skills";
+/// Files below a directory of this name (at any depth) show no description.
+const SYSTEM: &[u8] = b"system";
+/// The legacy skill layout: `skills/<name>/SKILL`.
+const LEGACY_SKILL: &[u8] = b"SKILL";
+
+const TEE: &str = "├── ";
+const ELBOW: &str = "└── ";
+const PIPE: &str = "│   ";
+const BLANK: &str = "    ";
+
+/// The value of a dict entry: a block (by index) or a directory (by arena id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Block(usize),
+    Dir(usize),
+}
+
+/// Letta's nested dicts. Directory `0` is the root.
+struct Dirs<'b> {
+    /// Every entry except the `__block__` ones, keyed by `(directory, part)`.
+    children: HashMap<(usize, &'b [u8]), Option<Entry>, FoldState>,
+    /// Each directory's `__block__` entry.
+    slots: Vec<Option<Entry>>,
+}
+
+impl<'b> Dirs<'b> {
+    /// `dir[name]`, inserted empty when absent: every caller fills it.
+    fn entry(&mut self, dir: usize, name: &'b [u8]) -> &mut Option<Entry> {
+        if name == SLOT {
+            // Directory ids are indices into `slots`.
+            &mut self.slots[dir]
+        } else {
+            self.children.entry((dir, name)).or_insert(None)
+        }
+    }
+
+    /// The block a directory holds in its `__block__` slot, if that is a block.
+    fn slot_block(&self, dir: usize) -> Option<usize> {
+        match self.slots.get(dir) {
+            Some(Some(Entry::Block(b))) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Inserts the blocks in order, as Letta does.
+    fn build(blocks: &'b [Block<'_>]) -> Self {
+        let mut dirs = Dirs {
+            children: HashMap::with_capacity_and_hasher(blocks.len().saturating_mul(2), FoldState::new()),
+            slots: vec![None],
+        };
+        for (i, block) in blocks.iter().enumerate() {
+            let label: &'b [u8] = if block.label.is_empty() { b"block" } else { &block.label };
+            let mut parts = path_parts(label);
+            let mut name = parts.next().unwrap_or(b"block");
+            let mut dir = 0;
+            for next in parts {
+                let new_dir = dirs.slots.len();
+                let entry = dirs.entry(dir, name);
+                dir = match *entry {
+                    Some(Entry::Dir(sub)) => sub,
+                    // Absent: a new directory. A block: it moves into the new directory's slot.
+                    held => {
+                        *entry = Some(Entry::Dir(new_dir));
+                        dirs.slots.push(held);
+                        new_dir
+                    }
+                };
+                name = next;
+            }
+            let entry = dirs.entry(dir, name);
+            match *entry {
+                Some(Entry::Dir(sub)) => dirs.slots[sub] = Some(Entry::Block(i)),
+                _ => *entry = Some(Entry::Block(i)),
+            }
+        }
+        dirs
+    }
+}
+
+/// One line of a directory's listing: directories first, then files, each by name.
+/// A directory with a block in its slot is listed twice: as `name/` and `name.md`.
+#[derive(Debug, Clone, Copy)]
+struct Line<'b> {
+    /// The first bytes of `name`, to sort without comparing whole names.
+    head: u64,
+    name: &'b [u8],
+    is_file: bool,
+    entry: Entry,
+}
+
+/// Every directory's lines in display order: its directories, then its files.
+struct Listing<'b> {
+    lines: Vec<Line<'b>>,
+    /// Directory `d`'s directories are `lines[starts[2d]..starts[2d + 1]]`, its files follow.
+    starts: Vec<usize>,
+}
+
+impl<'b> Listing<'b> {
+    fn new(dirs: &Dirs<'b>) -> Self {
+        let mut lines = Vec::with_capacity(dirs.children.len() + dirs.slots.len());
+        for (&(dir, name), &entry) in &dirs.children {
+            let Some(entry) = entry else { continue };
+            let head = sort_head(name, b"");
+            let listed_as_file = match entry {
+                Entry::Block(_) => true,
+                Entry::Dir(sub) => {
+                    lines.push((2 * dir, Line { head, name, is_file: false, entry }));
+                    dirs.slots.get(sub).is_some_and(Option::is_some)
+                }
+            };
+            if listed_as_file {
+                lines.push((2 * dir + 1, Line { head, name, is_file: true, entry }));
+            }
+        }
+        let (lines, starts) = bucket_sort(&lines, 2 * dirs.slots.len(), |a, b| {
+            a.head.cmp(&b.head).then_with(|| a.name.cmp(b.name))
+        });
+        Listing { lines, starts }
+    }
+
+    /// The lines of directory `dir`.
+    fn of(&self, dir: usize) -> &[Line<'b>] {
+        bucket(&self.lines, &self.starts, 2 * dir, 2 * dir + 2)
+    }
+}
+
+/// `items` grouped by bucket (a counting sort), each group then sorted with `cmp`;
+/// bucket `b` of the result is `starts[b]..starts[b + 1]`. Every bucket must be below `buckets`.
+pub(crate) fn bucket_sort<T: Copy>(
+    items: &[(usize, T)],
+    buckets: usize,
+    cmp: impl Fn(&T, &T) -> Ordering,
+) -> (Vec<T>, Vec<usize>) {
+    let mut starts = vec![0; buckets + 1];
+    for (b, _) in items {
+        if let Some(count) = starts.get_mut(b + 1) {
+            *count += 1;
+        }
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let Some(&(_, fill)) = items.first() else { return (Vec::new(), starts) };
+    let mut sorted = vec![fill; items.len()];
+    let mut next = starts.clone();
+    for &(b, item) in items {
+        if let Some(at) = next.get_mut(b) {
+            if let Some(slot) = sorted.get_mut(*at) {
+                *slot = item;
+            }
+            *at += 1;
+        }
+    }
+    for range in starts.windows(2) {
+        if let Some(group) = sorted.get_mut(range[0]..range[1]) {
+            group.sort_unstable_by(&cmp);
+        }
+    }
+    (sorted, starts)
+}
+
+/// Buckets `first..end` of a `bucket_sort` result.
+pub(crate) fn bucket<'l, T>(sorted: &'l [T], starts: &[usize], first: usize, end: usize) -> &'l [T] {
+    match (starts.get(first), starts.get(end)) {
+        (Some(&a), Some(&b)) => sorted.get(a..b).unwrap_or_default(),
+        _ => &[],
+    }
+}
+
+/// Writes ` (<first line of the description>)`, or nothing when that line is empty.
+fn description(out: &mut Out, block: Option<&Block>) {
+    let line = block.map_or(&b""[..], |b| first_line(&b.description));
+    if !line.is_empty() {
+        w!(out, " (", line, ")");
+    }
+}
+
+/// The top-level `skills/` directory: one line per skill, sorted by name, not descended into.
+fn render_skills(out: &mut Out, blocks: &[Block], dirs: &Dirs, listing: &Listing, skills_dir: usize, prefix: &[u8]) {
+    let mut skills: Vec<(&[u8], Option<&Block>)> = Vec::new();
+    for line in listing.of(skills_dir) {
+        let block = match (line.is_file, line.entry) {
+            (_, Entry::Block(b)) => Some(b),
+            // A skill directory: the legacy `SKILL` block, else its own block.
+            (false, Entry::Dir(sub)) => match dirs.children.get(&(sub, LEGACY_SKILL)) {
+                Some(Some(Entry::Block(b))) => Some(*b),
+                _ => dirs.slot_block(sub),
+            },
+            // The second listing of a directory holding a block: the same dict entry.
+            (true, Entry::Dir(_)) => continue,
+        };
+        if let Some(b) = block {
+            skills.push((line.name, blocks.get(b)));
+        }
+    }
+    // Two sorted runs (directories, then files): a stable sort merges them.
+    skills.sort_by(|a, b| a.0.cmp(b.0));
+    for (i, (name, block)) in skills.iter().enumerate() {
+        let connector = if i + 1 == skills.len() { ELBOW } else { TEE };
+        w!(out, prefix, connector, *name);
+        description(out, *block);
+        w!(out, "\n");
+    }
+}
+
+/// A directory being listed: the rest of its lines, and how it is drawn.
+struct Frame<'l, 'b> {
+    lines: std::slice::Iter<'l, Line<'b>>,
+    prefix_len: usize,
+    in_system: bool,
+}
+
+/// Writes exactly what Letta writes: nothing when there are no blocks and no client skills.
+pub fn render(out: &mut Out, blocks: &[Block], has_client_skills: bool) -> RenderResult {
+    if blocks.is_empty() && !has_client_skills {
+        return Ok(());
+    }
+    let dirs = Dirs::build(blocks);
+    let listing = Listing::new(&dirs);
+
+    w!(out, "\n\n<memory_filesystem>\n");
+    let mut prefix: Vec<u8> = Vec::new();
+    let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix_len: 0, in_system: false }];
+    while let Some(frame) = stack.last_mut() {
+        let Some(line) = frame.lines.next() else {
+            stack.pop();
+            continue;
+        };
+        let is_last = frame.lines.len() == 0;
+        let in_system = frame.in_system;
+        prefix.truncate(frame.prefix_len);
+        let at_root = stack.len() == 1;
+        w!(out, &prefix[..], if is_last { ELBOW } else { TEE }, line.name);
+        match (line.is_file, line.entry) {
+            (false, Entry::Dir(sub)) => {
+                w!(out, "/\n");
+                prefix.extend_from_slice(if is_last { BLANK } else { PIPE }.as_bytes());
+                if at_root && line.name == SKILLS {
+                    render_skills(out, blocks, &dirs, &listing, sub, &prefix);
+                } else {
+                    stack.push(Frame {
+                        lines: listing.of(sub).iter(),
+                        prefix_len: prefix.len(),
+                        in_system: in_system || line.name == SYSTEM,
+                    });
+                }
+            }
+            (_, entry) => {
+                w!(out, ".md");
+                if !in_system {
+                    let block = match entry {
+                        Entry::Block(b) => Some(b),
+                        Entry::Dir(sub) => dirs.slot_block(sub),
+                    };
+                    description(out, block.and_then(|b| blocks.get(b)));
+                }
+                w!(out, "\n");
+            }
+        }
+    }
+    w!(out, "</memory_filesystem>");
+    Ok(())
+}
+
+/// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
+/// two names' heads differ, they order the names as a byte comparison would.
+pub(crate) fn sort_head(a: &[u8], b: &[u8]) -> u64 {
+    let mut head = [0u8; 8];
+    let n = a.len().min(8);
+    head[..n].copy_from_slice(&a[..n]);
+    let m = b.len().min(8 - n);
+    head[n..n + m].copy_from_slice(&b[..m]);
+    u64::from_be_bytes(head)
+}
+
+/// A fast hash for the short keys of the label trees (folded multiply, as in
+/// foldhash), seeded per tree from `RandomState` so that its collisions cannot
+/// be planned by whoever writes the labels.
+#[derive(Clone, Copy)]
+pub(crate) struct FoldState {
+    seed: u64,
+}
+
+impl FoldState {
+    pub(crate) fn new() -> Self {
+        // Odd, so that the multiplication below never loses bits.
+        FoldState { seed: RandomState::new().hash_one(0x5EED_u64) | 1 }
+    }
+}
+
+impl BuildHasher for FoldState {
+    type Hasher = FoldHasher;
+
+    fn build_hasher(&self) -> FoldHasher {
+        FoldHasher { acc: self.seed, seed: self.seed, ints: 0 }
+    }
+}
+
+/// Integers (a key's directory id, a slice's length) are gathered without a
+/// multiply and folded in with the first word of bytes.
+pub(crate) struct FoldHasher {
+    acc: u64,
+    seed: u64,
+    ints: u64,
+}
+
+impl FoldHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        let product = u128::from(self.acc ^ self.ints ^ word) * u128::from(self.seed ^ 0x243F_6A88_85A3_08D3);
+        self.acc = (product as u64) ^ ((product >> 64) as u64);
+        self.ints = 0;
+    }
+}
+
+impl Hasher for FoldHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.mix(read_le(chunk));
+        }
+        // The length is hashed apart (slices write it first), so the tail may read bytes twice.
+        let rest = chunks.remainder();
+        let tail = match rest.len() {
+            0 => 0,
+            n @ 1..=3 => {
+                let at = |i: usize| u64::from(rest.get(i).copied().unwrap_or(0));
+                at(0) | (at(n / 2) << 8) | (at(n - 1) << 16)
+            }
+            n => read_le(rest.get(..4).unwrap_or_default()) | (read_le(rest.get(n - 4..).unwrap_or_default()) << 32),
+        };
+        self.mix(tail);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.ints = self.ints.rotate_left(29) ^ n;
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let product = u128::from(self.acc ^ self.ints) * u128::from(self.seed.rotate_left(23) | 1);
+        (product as u64) ^ ((product >> 64) as u64)
+    }
+}
+
+/// Up to eight bytes as a little-endian number.
+#[inline]
+fn read_le(bytes: &[u8]) -> u64 {
+    match <[u8; 8]>::try_from(bytes) {
+        Ok(word) => u64::from_le_bytes(word),
+        Err(_) => match <[u8; 4]>::try_from(bytes) {
+            Ok(word) => u64::from(u32::from_le_bytes(word)),
+            Err(_) => 0,
+        },
+    }
+}

@@ -1,0 +1,148 @@
+"""Memory.compile in every mode, the available skills, the filesystem tree, and Memory's helpers."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from memprompt.types import Block
+from letta_bridge import assert_same, letta_block, letta_kwargs, letta_memory, ref
+from strategies import MODES, REACT_TYPES, blocks, client_skills, file_blocks, labels, memories, texts
+
+GIT_RESERVED = {"__value__", "__description__", "__label__"}
+
+
+def _label_parts(label: str) -> list[str]:
+    return [part for part in label.split("/") if part]
+
+
+def _is_react(agent_type) -> bool:
+    raw = agent_type.value if hasattr(agent_type, "value") else (agent_type or "")
+    return raw.lower() in REACT_TYPES
+
+
+def refused_by_git_memory(memory_kwargs: dict) -> bool:
+    """Git memory with a system/ label that Letta's tag tree cannot hold (it hides the block or prints a dict)."""
+    if not memory_kwargs["git_enabled"] or _is_react(memory_kwargs["agent_type"]):
+        return False
+    return any(
+        b.label
+        and b.label.startswith("system/")
+        and b.label != "system/persona"
+        and GIT_RESERVED & set(_label_parts(b.label[len("system/") :]))
+        for b in memory_kwargs["blocks"]
+    )
+
+
+def refused_by_filesystem(memory_blocks) -> bool:
+    return any("__block__" in _label_parts(b.label or "block") for b in memory_blocks)
+
+
+def check_compile(memory_kwargs: dict, compile_kwargs: dict) -> None:
+    letta = letta_memory(**memory_kwargs)
+    for kwargs in (memory_kwargs, letta_kwargs(memory_kwargs)):
+        reference = ref.Memory(**kwargs)
+        if refused_by_git_memory(memory_kwargs):
+            with pytest.raises(ValueError, match="is reserved in git memory"):
+                reference.compile(**compile_kwargs)
+        else:
+            assert_same(lambda: reference.compile(**compile_kwargs), lambda: letta.compile(**compile_kwargs))
+
+
+@given(memories())
+def test_compile_any_mode(case):
+    check_compile(*case)
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m != "any"])
+@given(data=st.data())
+def test_compile_each_mode(mode, data):
+    check_compile(*data.draw(memories(mode=mode)))
+
+
+@given(memories(mode="git"))
+def test_compile_git_without_reserved_names(case):
+    memory_kwargs, compile_kwargs = case
+    memory_kwargs["blocks"] = [
+        b for b in memory_kwargs["blocks"] if not (GIT_RESERVED & set(_label_parts(b.label or "")))
+    ]
+    check_compile(memory_kwargs, compile_kwargs)
+
+
+@given(blocks(), st.one_of(st.none(), client_skills()))
+def test_available_skills(memory_blocks, skills):
+    letta = letta_memory(memory_blocks)
+    for reference in (ref.Memory(memory_blocks), ref.Memory([letta_block(b) for b in memory_blocks])):
+        assert_same(lambda: reference.compile_available_skills(skills), lambda: letta.compile_available_skills(skills))
+
+
+@given(blocks(), st.one_of(st.none(), st.just([]), client_skills()))
+def test_memory_filesystem(memory_blocks, skills):
+    letta = letta_memory(memory_blocks)
+
+    def letta_render():
+        out = StringIO()
+        letta._render_memory_filesystem(out, client_skills=skills)
+        return out.getvalue()
+
+    for reference in (ref.Memory(memory_blocks), ref.Memory([letta_block(b) for b in memory_blocks])):
+        if memory_blocks and refused_by_filesystem(memory_blocks):
+            with pytest.raises(ValueError, match="is reserved in the memory filesystem"):
+                reference.render_memory_filesystem(skills)
+        else:
+            assert_same(lambda: reference.render_memory_filesystem(skills), letta_render)
+
+
+@given(file_blocks(max_size=10))
+def test_file_blocks_keep_first_of_each_label(memory_file_blocks):
+    letta = letta_memory([], memory_file_blocks)
+    reference = ref.Memory([], memory_file_blocks)
+    assert [(b.label, b.value) for b in reference.file_blocks] == [(b.label, b.value) for b in letta.file_blocks]
+
+
+def _state(memory) -> list:
+    return [(b.label, b.value) for b in memory.blocks]
+
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("get_block"), labels),
+        st.tuples(st.just("list_block_labels")),
+        st.tuples(st.just("get_blocks")),
+        st.tuples(st.just("set_block"), labels, texts(max_pieces=4)),
+        st.tuples(st.just("update_block_value"), labels, st.one_of(texts(max_pieces=4), st.none(), st.integers())),
+    ),
+    max_size=8,
+)
+
+
+@given(blocks(max_size=5), operations)
+def test_memory_helpers(memory_blocks, ops):
+    # Both memories hold Letta blocks (their own copies): assigning a value runs Letta's validation.
+    letta = letta_memory(memory_blocks)
+    reference = ref.Memory([letta_block(b) for b in memory_blocks])
+    for name, *args in ops:
+        if name == "set_block":
+            label, value = args
+            args_letta = [letta_block(Block(value=value, label=label))]
+            args_ref = [letta_block(Block(value=value, label=label))]
+        else:
+            args_letta = args_ref = args
+        expected = _call(letta, name, args_letta)
+        actual = _call(reference, name, args_ref)
+        assert actual == expected
+        assert _state(reference) == _state(letta)
+
+
+def _call(memory, name, args):
+    try:
+        result = getattr(memory, name)(*args)
+    except Exception as exc:  # noqa: BLE001 - the exception type is the behaviour under test
+        return "raised", type(exc)
+    if name == "get_block":
+        return "ok", (result.label, result.value)
+    if name == "get_blocks":
+        return "ok", [(b.label, b.value) for b in result]
+    return "ok", result

@@ -43,12 +43,15 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     letta, absent = workloads.load_letta() if os.environ.get("MEMPROMPT_BENCH_LETTA", "1") != "0" else (None, "disabled")
     try:
         import memprompt
+        from memprompt.bench import extension_build
 
-        memprompt_version = memprompt.__version__
+        memprompt_version, extension = memprompt.__version__, extension_build()
     except ImportError:
-        memprompt_version = None
+        memprompt_version, extension = None, None
     machine_info["memprompt_bench"] = {
         "memprompt": memprompt_version,
+        "extension": extension,
+        "nice": os.nice(0),
         "letta": letta.version if letta else None,
         "letta_absent": absent,
         "cpu_count": os.cpu_count(),

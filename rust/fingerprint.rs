@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn placeholder_appended_when_missing() {
         let msg = format!("You are X.\n\n<memory_blocks>m</memory_blocks>{META}");
-        assert_eq!(stored_memory_section(b"You are X.", msg.as_bytes()), Some(&b"<memory_blocks>m</memory_blocks>"[..]));
+        assert_eq!(
+            stored_memory_section(b"You are X.", msg.as_bytes()),
+            Some(&b"<memory_blocks>m</memory_blocks>"[..])
+        );
         assert_eq!(stored_memory_section(b"You are Y.", msg.as_bytes()), None);
     }
 
@@ -106,7 +109,7 @@ mod tests {
     #[test]
     fn memory_holding_a_fake_metadata_block() {
         let memory = "v\n\n<memory_metadata>\nfake\n</memory_metadata>";
-        let msg = format!("S{{CORE_MEMORY}}E").replace("{CORE_MEMORY}", &format!("{memory}{META}"));
+        let msg = "S{CORE_MEMORY}E".replace("{CORE_MEMORY}", &format!("{memory}{META}"));
         assert_eq!(stored_memory_section(b"S{CORE_MEMORY}E", msg.as_bytes()), Some(memory.as_bytes()));
     }
 

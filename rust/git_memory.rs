@@ -16,7 +16,7 @@ use crate::error::{RenderError, RenderResult};
 use crate::model::Block;
 use crate::out::Out;
 use crate::text::{path_parts, rstrip_newlines, strip};
-use crate::tree_view::{bucket, bucket_sort, sort_head, FoldState};
+use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::w;
 
 const SYSTEM_PREFIX: &[u8] = b"system/";
@@ -85,8 +85,13 @@ pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
 
 /// Two spaces per level.
 fn pad(out: &mut Out, depth: usize) {
-    let len = out.buf.len().saturating_add(depth.saturating_mul(2));
-    out.buf.resize(len, b' ');
+    const SPACES: &[u8] = &[b' '; 64];
+    let mut n = depth.saturating_mul(2);
+    while n > 0 {
+        let chunk = n.min(SPACES.len());
+        out.push(SPACES.get(..chunk).unwrap_or_default());
+        n -= chunk;
+    }
 }
 
 /// A block's path below `system/`: `parts[start..end]`.
@@ -129,7 +134,7 @@ fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Blo
             pad(out, depth);
             w!(out, "<", *name, ">\n");
         }
-        let depth = path.len() - 1;
+        let depth = path.len().saturating_sub(1);
         pad(out, depth);
         w!(out, "  <projection>$MEMORY_DIR/system/");
         for (j, name) in path.iter().enumerate() {
@@ -163,8 +168,9 @@ fn close(out: &mut Out, open: &[&[u8]], keep: usize) {
 }
 
 /// A name in the external tree, split so that a directory named `x.md` and the file
-/// of label `x` are the same dict key without building the string `x.md`: the bytes
-/// are `stem`, then `.md` when `md`, and `stem` never ends in `.md` unless `md`.
+/// of label `x` are the same dict key without building the string `x.md`: the name is
+/// `stem`, then `.md` when `md`. A name ending in `.md` always has `md` set, so two
+/// names are equal exactly when their bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Name<'b> {
     stem: &'b [u8],
@@ -293,4 +299,485 @@ fn render_external(out: &mut Out, mut blocks: Vec<&Block>) -> RenderResult {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Int;
+    use std::borrow::Cow;
+
+    /// The lone surrogate U+D800 as surrogatepass encodes it.
+    const SURROGATE: &[u8] = b"\xed\xa0\x80";
+
+    fn block<'a>(label: &'a [u8], value: &'a [u8], description: &'a [u8]) -> Block<'a> {
+        Block {
+            label: Cow::Borrowed(label),
+            value: Cow::Borrowed(value),
+            description: Cow::Borrowed(description),
+            limit: Int::Small(100),
+            read_only: false,
+        }
+    }
+
+    fn blocks<'a>(spec: &[(&'a str, &'a str, &'a str)]) -> Vec<Block<'a>> {
+        spec.iter().map(|(l, v, d)| block(l.as_bytes(), v.as_bytes(), d.as_bytes())).collect()
+    }
+
+    /// Renders `(label, value, description)` blocks.
+    fn git(spec: &[(&str, &str, &str)]) -> Result<String, RenderError> {
+        let mut out = Out::default();
+        render(&mut out, &blocks(spec))?;
+        Ok(String::from_utf8(out.buf).expect("valid UTF-8"))
+    }
+
+    /// `s` with every `~` replaced by U+D800.
+    fn with_surrogates(s: &str) -> Vec<u8> {
+        s.split('~').map(str::as_bytes).collect::<Vec<_>>().join(SURROGATE)
+    }
+
+    #[test]
+    fn self_memory_and_external_sections() {
+        // The persona's value loses its trailing newlines; descriptions are stripped.
+        assert_eq!(
+            git(&[
+                ("system/persona", "I am Sam.\n\n", "ignored"),
+                ("system/human", "Name: Ann\nAge: 30\n", "  About the user.\n"),
+                ("notes/todo", "buy milk", "x")
+            ]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<self>\n",
+                "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
+                "I am Sam.\n",
+                "</self>\n",
+                "\n",
+                "<memory>\n",
+                "<human>\n",
+                "  <projection>$MEMORY_DIR/system/human.md</projection>\n",
+                "  <description>About the user.</description>\n",
+                "  Name: Ann\n",
+                "Age: 30\n",
+                "</human>\n",
+                "<external_projection>\n",
+                "${MEMORY_DIR}/\n",
+                "└── notes/\n",
+                "    └── todo.md\n",
+                "</external_projection>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn nothing_without_a_system_block() {
+        assert_eq!(
+            git(&[("notes/a", "v", ""), ("skills/s", "v", ""), ("", "v", ""), ("system", "v", "")]),
+            Ok("".into())
+        );
+    }
+
+    #[test]
+    fn persona_alone_has_no_memory_section() {
+        assert_eq!(
+            git(&[("system/persona", "p", ""), ("skills/s", "v", "")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<self>\n",
+                "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
+                "p\n",
+                "</self>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn first_persona_wins_and_both_leave_the_tree() {
+        assert_eq!(
+            git(&[
+                ("system/persona", "first", ""),
+                ("system/persona", "second", ""),
+                ("system//persona", "nested", "")
+            ]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<self>\n",
+                "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
+                "first\n",
+                "</self>\n",
+                "\n",
+                "<memory>\n",
+                "<persona>\n",
+                "  <projection>$MEMORY_DIR/system/persona.md</projection>\n",
+                "  nested\n",
+                "</persona>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn leaf_and_directory_in_either_order() {
+        // A block's content comes before the tags nested in it.
+        assert_eq!(
+            git(&[("system/a", "outer", "d"), ("system/a/b", "inner", "")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<a>\n",
+                "  <projection>$MEMORY_DIR/system/a.md</projection>\n",
+                "  <description>d</description>\n",
+                "  outer\n",
+                "  <b>\n",
+                "    <projection>$MEMORY_DIR/system/a/b.md</projection>\n",
+                "    inner\n",
+                "  </b>\n",
+                "</a>\n",
+                "</memory>",
+            )
+            .into())
+        );
+        assert_eq!(
+            git(&[("system/a/b", "inner", ""), ("system/a", "outer", "d")]),
+            git(&[("system/a", "outer", "d"), ("system/a/b", "inner", "")])
+        );
+    }
+
+    #[test]
+    fn duplicate_labels_last_wins() {
+        // Empty parts are dropped, so all three are the same path.
+        assert_eq!(
+            git(&[("system/h", "one", "d1"), ("system//h/", "two", ""), ("system/h", "three", "d3")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<h>\n",
+                "  <projection>$MEMORY_DIR/system/h.md</projection>\n",
+                "  <description>d3</description>\n",
+                "  three\n",
+                "</h>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn labels_without_parts_leave_memory_empty() {
+        assert_eq!(
+            git(&[("system/", "v", ""), ("system///", "v", "")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn tags_sorted_by_code_point() {
+        // Part by part: `a/b` (part `a`) sorts before `a-b`, though `-` < `/`.
+        assert_eq!(
+            git(&[
+                ("system/é", "", ""),
+                ("system/a-b", "", ""),
+                ("system/a/b", "", ""),
+                ("system/B", "", ""),
+                ("system/_", "", "")
+            ]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<B>\n",
+                "  <projection>$MEMORY_DIR/system/B.md</projection>\n",
+                "</B>\n",
+                "<_>\n",
+                "  <projection>$MEMORY_DIR/system/_.md</projection>\n",
+                "</_>\n",
+                "<a>\n",
+                "  <b>\n",
+                "    <projection>$MEMORY_DIR/system/a/b.md</projection>\n",
+                "  </b>\n",
+                "</a>\n",
+                "<a-b>\n",
+                "  <projection>$MEMORY_DIR/system/a-b.md</projection>\n",
+                "</a-b>\n",
+                "<é>\n",
+                "  <projection>$MEMORY_DIR/system/é.md</projection>\n",
+                "</é>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn values_and_descriptions_use_python_whitespace() {
+        // `\x1c` is whitespace to `strip()`; `rstrip('\n')` keeps `\r` and spaces; an empty value writes no line.
+        assert_eq!(
+            git(&[("system/a", "\n\nline1\nline2 \u{d}\n\n", "\u{1c} desc 　\n"), ("system/b", "\n\n", "\n")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<a>\n",
+                "  <projection>$MEMORY_DIR/system/a.md</projection>\n",
+                "  <description>desc</description>\n",
+                "  \n",
+                "\n",
+                "line1\n",
+                "line2 \u{d}\n",
+                "</a>\n",
+                "<b>\n",
+                "  <projection>$MEMORY_DIR/system/b.md</projection>\n",
+                "</b>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn external_tree_sorted_by_raw_label_built_from_stripped() {
+        // ` z` sorts first but is drawn as `z`; `system` (no slash) is external; blank labels draw nothing.
+        assert_eq!(
+            git(&[
+                ("system/x", "", ""),
+                ("a/d", "", ""),
+                (" z/x", "", ""),
+                ("a/b/c", "", ""),
+                ("system", "", ""),
+                ("skills/s", "", ""),
+                ("  ", "", ""),
+                ("/", "", "")
+            ]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<x>\n",
+                "  <projection>$MEMORY_DIR/system/x.md</projection>\n",
+                "</x>\n",
+                "<external_projection>\n",
+                "${MEMORY_DIR}/\n",
+                "├── a/\n",
+                "│   ├── b/\n",
+                "│   │   └── c.md\n",
+                "│   └── d.md\n",
+                "├── z/\n",
+                "│   └── x.md\n",
+                "└── system.md\n",
+                "</external_projection>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn external_section_even_when_every_label_is_blank() {
+        assert_eq!(
+            git(&[("system/x", "", ""), (" ", "", "")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<x>\n",
+                "  <projection>$MEMORY_DIR/system/x.md</projection>\n",
+                "</x>\n",
+                "<external_projection>\n",
+                "${MEMORY_DIR}/\n",
+                "</external_projection>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn external_only_under_memory() {
+        assert_eq!(
+            git(&[("system/persona", "p", ""), ("docs/readme", "", "")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<self>\n",
+                "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
+                "p\n",
+                "</self>\n",
+                "\n",
+                "<memory>\n",
+                "<external_projection>\n",
+                "${MEMORY_DIR}/\n",
+                "└── docs/\n",
+                "    └── readme.md\n",
+                "</external_projection>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn external_file_replaces_directory_of_its_name() {
+        // `a.md/x` is built first; `a/` then sets the key `a.md` to a file.
+        assert_eq!(
+            git(&[("system/x", "", ""), ("a.md/x", "", ""), ("a/", "", ""), ("a.md.md", "", "")]),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "Reminder: <projection> contains the local path of the memory file projection.\n",
+                "\n",
+                "<memory>\n",
+                "<x>\n",
+                "  <projection>$MEMORY_DIR/system/x.md</projection>\n",
+                "</x>\n",
+                "<external_projection>\n",
+                "${MEMORY_DIR}/\n",
+                "├── a.md\n",
+                "└── a.md.md.md\n",
+                "</external_projection>\n",
+                "</memory>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn external_directory_through_a_file_fails_like_letta() {
+        // `a` sorts first and makes `a.md` a file; Letta then calls `None.setdefault`.
+        assert_eq!(
+            git(&[("system/x", "", ""), ("a.md/x/y", "", ""), ("a", "", "")]),
+            Err(RenderError::Attribute("'NoneType' object has no attribute 'setdefault'".into()))
+        );
+    }
+
+    #[test]
+    fn external_file_in_a_file_fails_like_letta() {
+        assert_eq!(
+            git(&[("system/x", "", ""), ("a.md/x", "", ""), ("a", "", "")]),
+            Err(RenderError::Type("'NoneType' object does not support item assignment".into()))
+        );
+    }
+
+    #[test]
+    fn reserved_keys_under_system_need_the_reference() {
+        let fallback = |labels: &[&str]| {
+            let spec: Vec<_> = labels.iter().map(|l| (*l, "", "")).collect();
+            needs_reference_fallback(&blocks(&spec))
+        };
+        assert!(fallback(&["system/a", "system/a/__value__"]));
+        assert!(fallback(&["system/__description__"]));
+        assert!(fallback(&["system//__label__/x/"]));
+        // Outside `system/`, near misses, and Letta's other reserved key are fine.
+        assert!(!fallback(&["notes/__value__", "skills/__label__", "__value__", "system"]));
+        assert!(!fallback(&["system/__value", "system/x__label__", "system/__block__", "system/persona"]));
+    }
+
+    #[test]
+    fn lone_surrogates_and_nul_sort_by_code_point() {
+        let labels = [
+            "system/\u{10000}".as_bytes().to_vec(),
+            with_surrogates("system/~"),
+            "system/\u{ffff}".as_bytes().to_vec(),
+            b"system/\0".to_vec(),
+        ];
+        let value = with_surrogates("~");
+        let input: Vec<Block> =
+            labels.iter().enumerate().map(|(i, l)| block(l, if i == 1 { &value } else { b"" }, b"")).collect();
+        let mut out = Out::default();
+        render(&mut out, &input).expect("renders");
+        let expected = with_surrogates(concat!(
+            "\n",
+            "\n",
+            "Reminder: <projection> contains the local path of the memory file projection.\n",
+            "\n",
+            "<memory>\n",
+            "<\0>\n",
+            "  <projection>$MEMORY_DIR/system/\0.md</projection>\n",
+            "</\0>\n",
+            "<~>\n",
+            "  <projection>$MEMORY_DIR/system/~.md</projection>\n",
+            "  ~\n",
+            "</~>\n",
+            "<\u{ffff}>\n",
+            "  <projection>$MEMORY_DIR/system/\u{ffff}.md</projection>\n",
+            "</\u{ffff}>\n",
+            "<\u{10000}>\n",
+            "  <projection>$MEMORY_DIR/system/\u{10000}.md</projection>\n",
+            "</\u{10000}>\n",
+            "</memory>",
+        ));
+        assert_eq!(out.buf, expected);
+    }
+
+    #[test]
+    fn ten_thousand_parts_without_recursion() {
+        const DEPTH: usize = 10_000;
+        let inner = format!("system/{}z", "a/".repeat(DEPTH));
+        let outer = format!("notes/{}z", "a/".repeat(DEPTH));
+        let out = git(&[(&inner, "v", "d"), (&outer, "", "")]).expect("renders");
+
+        let mut expected = String::from(
+            "\n\nReminder: <projection> contains the local path of the memory file projection.\n\n<memory>\n",
+        );
+        for depth in 0..DEPTH {
+            expected += &format!("{}<a>\n", "  ".repeat(depth));
+        }
+        let pad = "  ".repeat(DEPTH);
+        expected +=
+            &format!("{pad}<z>\n{pad}  <projection>$MEMORY_DIR/system/{}z.md</projection>\n", "a/".repeat(DEPTH));
+        expected += &format!("{pad}  <description>d</description>\n{pad}  v\n{pad}</z>\n");
+        for depth in (0..DEPTH).rev() {
+            expected += &format!("{}</a>\n", "  ".repeat(depth));
+        }
+        expected += "<external_projection>\n${MEMORY_DIR}/\n└── notes/\n";
+        for depth in 1..=DEPTH {
+            expected += &format!("{}└── a/\n", "    ".repeat(depth));
+        }
+        expected += &format!("{}└── z.md\n</external_projection>\n</memory>", "    ".repeat(DEPTH + 1));
+        assert!(out == expected, "deep output differs");
+    }
+
+    #[test]
+    fn many_blocks() {
+        let labels: Vec<String> = (0..100_000).map(|i| format!("system/d{}/b{i}", i % 100)).collect();
+        let spec: Vec<_> = labels.iter().map(|l| (l.as_str(), "v", "")).collect();
+        let out = git(&spec).expect("renders");
+        assert_eq!(out.matches("  v\n").count(), 100_000);
+        assert!(out.contains("<d0>\n  <b0>\n    <projection>$MEMORY_DIR/system/d0/b0.md</projection>\n"));
+    }
 }

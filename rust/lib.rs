@@ -3,6 +3,7 @@
 //! One module per section renderer; `text` holds Python's string semantics,
 //! `fingerprint` the XXH3-128 fingerprints, `binding` the thin pyo3 layer.
 
+pub mod batch;
 pub mod blocks;
 pub mod directories;
 pub mod error;

@@ -44,12 +44,7 @@ pub fn render(out: &mut Out, m: &Metadata) {
         " previous messages between you and the user are stored in recall memory",
     );
     if let Some(n) = m.archival_memory_size.as_ref().filter(|n| is_positive(n)) {
-        w!(
-            out,
-            "\n- ",
-            *n,
-            " total memories you created are stored in archival memory (use tools to access them)"
-        );
+        w!(out, "\n- ", *n, " total memories you created are stored in archival memory (use tools to access them)");
     }
     if let Some(tags) = &m.archive_tags {
         w!(out, "\n- Available archival memory tags: ");

@@ -2,12 +2,33 @@
 //! `{CORE_MEMORY}`, and Letta's `safe_format` for templates with variables.
 
 use std::borrow::Cow;
+use std::collections::TryReserveError;
 
 use crate::metadata::{self, Metadata};
 use crate::out::Out;
 
 /// Where the memory goes in a template.
 pub const PLACEHOLDER: &[u8] = b"{CORE_MEMORY}";
+
+/// The index of the first `byte` in `hay`, testing eight bytes at a time.
+fn find_byte(hay: &[u8], byte: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let pattern = ONES * u64::from(byte);
+    let mut chunks = hay.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        // A zero byte in `x` (a match) sets its high bit in `(x - ONES) & !x & HIGHS`.
+        let x = u64::from_le_bytes(word) ^ pattern;
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            return chunk.iter().position(|&b| b == byte).map(|i| offset + i);
+        }
+        offset += 8;
+    }
+    chunks.remainder().iter().position(|&b| b == byte).map(|i| offset + i)
+}
 
 /// The start of every occurrence of `needle` in `hay`, left to right, not overlapping
 /// (the occurrences `str.replace` replaces). `needle` must not be empty.
@@ -16,7 +37,7 @@ fn occurrences<'h>(hay: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usiz
     std::iter::from_fn(move || {
         let first = *needle.first()?;
         while from + needle.len() <= hay.len() {
-            let start = from + hay[from..].iter().position(|&b| b == first)?;
+            let start = from + find_byte(&hay[from..], first)?;
             if hay[start..].starts_with(needle) {
                 from = start + needle.len();
                 return Some(start);
@@ -38,36 +59,46 @@ fn replace_into(out: &mut Out, hay: &[u8], needle: &[u8], with: &[u8]) {
     out.push(&hay[copied..]);
 }
 
-/// The memory section followed by its metadata block, as Letta injects it.
-pub fn full_memory(memory: &[u8], meta: &Metadata) -> Out {
-    let mut out = Out::with_capacity(memory.len() + 512);
-    out.push(memory);
-    out.push(b"\n\n");
-    metadata::render(&mut out, meta);
-    out
-}
-
 /// Letta's `get_system_message_from_compiled_memory` for an f-string template with no
-/// user variables: `{CORE_MEMORY}` replaced at every occurrence, appended after
-/// `"\n\n"` when absent and `append_if_missing`.
+/// user variables. The memory section followed by `"\n\n"` and the metadata block takes
+/// the place of every `{CORE_MEMORY}`; when there is none, it is appended after `"\n\n"`
+/// if `append_if_missing`. Fails only when the output cannot be allocated (Python's
+/// `MemoryError`).
 pub fn render(
     system_prompt: &[u8],
     memory: &[u8],
     meta: &Metadata,
     append_if_missing: bool,
-) -> Out {
-    let full = full_memory(memory, meta);
-    let mut out = Out::with_capacity(system_prompt.len() + full.len() + 2);
-    if occurrences(system_prompt, PLACEHOLDER).next().is_none() {
+) -> Result<Out, TryReserveError> {
+    let mut block = Out::with_capacity(512);
+    metadata::render(&mut block, meta);
+    let write_full = |out: &mut Out| {
+        out.push(memory);
+        out.push(b"\n\n");
+        out.push(&block.buf);
+    };
+    let full_len = memory.len() + 2 + block.len();
+    let places: Vec<usize> = occurrences(system_prompt, PLACEHOLDER).collect();
+    // Room for everything written below, so that no push reallocates.
+    let grown = full_len.saturating_mul(places.len().max(1));
+    let mut out = Out::default();
+    out.buf.try_reserve_exact(system_prompt.len().saturating_add(grown).saturating_add(2))?;
+    if places.is_empty() {
         out.push(system_prompt);
         if append_if_missing {
             out.push(b"\n\n");
-            out.push(&full.buf);
+            write_full(&mut out);
         }
-    } else {
-        replace_into(&mut out, system_prompt, PLACEHOLDER, &full.buf);
+        return Ok(out);
     }
-    out
+    let mut copied = 0;
+    for start in places {
+        out.push(&system_prompt[copied..start]);
+        write_full(&mut out);
+        copied = start + PLACEHOLDER.len();
+    }
+    out.push(&system_prompt[copied..]);
+    Ok(out)
 }
 
 /// A piece of a parsed `format_map` template.
@@ -92,8 +123,7 @@ pub fn escape_empty_fields(template: &[u8]) -> Cow<'_, [u8]> {
 /// an attribute, an index, a conversion or a format spec: it holds no `{}[].!:` and at
 /// least one ASCII character that is not a digit (so it is not an integer, in any script).
 fn is_plain_key(key: &[u8]) -> bool {
-    key.iter().all(|b| !b"{}[].!:".contains(b))
-        && key.iter().any(|b| b.is_ascii() && !b.is_ascii_digit())
+    key.iter().all(|b| !b"{}[].!:".contains(b)) && key.iter().any(|b| b.is_ascii() && !b.is_ascii_digit())
 }
 
 /// Parses a template for `str.format_map` when it uses only the common grammar:
@@ -180,7 +210,7 @@ mod tests {
                         </memory_metadata>";
 
     fn system(template: &str, append: bool) -> String {
-        String::from_utf8(render(template.as_bytes(), b"MEM", &meta(), append).buf).unwrap()
+        String::from_utf8(render(template.as_bytes(), b"MEM", &meta(), append).unwrap().buf).unwrap()
     }
 
     #[test]
@@ -188,24 +218,34 @@ mod tests {
         assert_eq!(system("You are x.", true), format!("You are x.\n\n{FULL}"));
         assert_eq!(system("You are x.", false), "You are x.");
         assert_eq!(system("", true), format!("\n\n{FULL}"));
-        assert_eq!(
-            system("{CORE_MEMORY", true),
-            format!("{{CORE_MEMORY\n\n{FULL}")
-        );
+        assert_eq!(system("{CORE_MEMORY", true), format!("{{CORE_MEMORY\n\n{FULL}"));
     }
 
     #[test]
     fn every_placeholder_is_replaced() {
         assert_eq!(system("A {CORE_MEMORY} B", true), format!("A {FULL} B"));
-        assert_eq!(
-            system("{CORE_MEMORY}{CORE_MEMORY}", false),
-            format!("{FULL}{FULL}")
-        );
+        assert_eq!(system("{CORE_MEMORY}{CORE_MEMORY}", false), format!("{FULL}{FULL}"));
         assert_eq!(system("{{CORE_MEMORY}}", true), format!("{{{FULL}}}"));
-        assert_eq!(
-            system("{CORE_MEMORY}\n{CORE_MEMORY}x", true),
-            format!("{FULL}\n{FULL}x")
-        );
+        assert_eq!(system("{CORE_MEMORY}\n{CORE_MEMORY}x", true), format!("{FULL}\n{FULL}x"));
+    }
+
+    #[test]
+    fn find_byte_everywhere() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut hay = vec![b'x'; len];
+                hay[at] = b'{';
+                if at + 3 < len {
+                    hay[at + 3] = b'{';
+                }
+                assert_eq!(find_byte(&hay, b'{'), Some(at));
+                hay[at] = 0xFB; // differs from '{' (0x7B) only in the high bit
+                assert_ne!(find_byte(&hay, b'{'), Some(at));
+            }
+            assert_eq!(find_byte(&vec![b'z'; len], b'{'), None);
+        }
+        assert_eq!(find_byte(b"\x00\x01\x80\xff{", b'{'), Some(4));
+        assert_eq!(find_byte(b"\x7a\x7c\x7b", b'{'), Some(2));
     }
 
     #[test]
@@ -221,9 +261,7 @@ mod tests {
 
     fn fmt(template: &str, vars: &[(&'static str, &'static str)]) -> Option<String> {
         let out = safe_format(template.as_bytes(), |k| {
-            vars.iter()
-                .find(|(name, _)| name.as_bytes() == k)
-                .map(|(_, v)| v.as_bytes())
+            vars.iter().find(|(name, _)| name.as_bytes() == k).map(|(_, v)| v.as_bytes())
         })?;
         Some(String::from_utf8(out.buf).unwrap())
     }
@@ -239,10 +277,7 @@ mod tests {
         assert_eq!(fmt("{ a }", &vars).as_deref(), Some("sp"));
         assert_eq!(fmt("", &vars).as_deref(), Some(""));
         assert_eq!(fmt("}}{{", &vars).as_deref(), Some("}{"));
-        assert_eq!(
-            fmt("caf\u{e9} {x1}", &vars).as_deref(),
-            Some("caf\u{e9} {x1}")
-        );
+        assert_eq!(fmt("caf\u{e9} {x1}", &vars).as_deref(), Some("caf\u{e9} {x1}"));
     }
 
     #[test]
@@ -283,9 +318,6 @@ mod tests {
                 Piece::Literal(b"d"),
             ])
         );
-        assert_eq!(
-            escape_empty_fields(b"{}{}"),
-            Cow::<[u8]>::Owned(b"{{}}{{}}".to_vec())
-        );
+        assert_eq!(escape_empty_fields(b"{}{}"), Cow::<[u8]>::Owned(b"{{}}{{}}".to_vec()));
     }
 }

@@ -48,16 +48,11 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_from_march = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
+    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
@@ -69,8 +64,7 @@ impl DateTime {
     /// Microseconds since 0001-01-01 00:00:00.
     pub fn to_micros(&self) -> i64 {
         let days = days_from_civil(self.year.into(), self.month.into(), self.day.into()) - DAY_ONE;
-        let seconds =
-            i64::from(self.hour) * 3600 + i64::from(self.minute) * 60 + i64::from(self.second);
+        let seconds = i64::from(self.hour) * 3600 + i64::from(self.minute) * 60 + i64::from(self.second);
         days * MICROS_PER_DAY + seconds * MICROS_PER_SECOND + i64::from(self.microsecond)
     }
 
@@ -105,9 +99,7 @@ impl DateTime {
 
 /// A `timedelta` as microseconds, or `None` when it is beyond any datetime arithmetic.
 pub fn delta_micros(days: i64, seconds: i64, microseconds: i64) -> Option<i64> {
-    days.checked_mul(MICROS_PER_DAY)?
-        .checked_add(seconds.checked_mul(MICROS_PER_SECOND)?)?
-        .checked_add(microseconds)
+    days.checked_mul(MICROS_PER_DAY)?.checked_add(seconds.checked_mul(MICROS_PER_SECOND)?)?.checked_add(microseconds)
 }
 
 /// What `%Z` and `%z` print for an aware datetime: `tzname()` and `utcoffset()`.
@@ -120,10 +112,7 @@ pub struct Local {
 
 impl Local {
     pub fn new(name: &[u8], offset: i64) -> Local {
-        Local {
-            name: name.into(),
-            offset,
-        }
+        Local { name: name.into(), offset }
     }
 }
 
@@ -151,11 +140,7 @@ impl Zone {
         if infos.is_empty() || utc_times.len() != infos.len() {
             return None;
         }
-        Some(Zone::Transitions {
-            utc_times: utc_times.into(),
-            infos: infos.into(),
-            base,
-        })
+        Some(Zone::Transitions { utc_times: utc_times.into(), infos: infos.into(), base })
     }
 
     /// `%Z` and `%z` of a datetime whose `tzinfo` is the zone object itself
@@ -163,9 +148,7 @@ impl Zone {
     pub fn base(&self) -> (&[u8], i64) {
         match self {
             Zone::Utc => (b"UTC", 0),
-            Zone::Fixed(local) | Zone::Transitions { base: local, .. } => {
-                (&local.name, local.offset)
-            }
+            Zone::Fixed(local) | Zone::Transitions { base: local, .. } => (&local.name, local.offset),
         }
     }
 
@@ -174,11 +157,7 @@ impl Zone {
         let local = match self {
             Zone::Utc => return Ok((*utc, b"UTC", 0)),
             Zone::Fixed(local) => local,
-            Zone::Transitions {
-                utc_times,
-                infos,
-                base,
-            } => {
+            Zone::Transitions { utc_times, infos, base } => {
                 let index = bisect_right(utc_times, utc.to_micros()).saturating_sub(1);
                 // `transitions` makes `infos` as long as `utc_times`: `base` is never used here.
                 infos.get(index).unwrap_or(base)
@@ -266,24 +245,8 @@ pub fn write(out: &mut Out, dt: &DateTime, tzname: Option<&[u8]>, offset: Option
 mod tests {
     use super::*;
 
-    fn dt(
-        year: i32,
-        month: u8,
-        day: u8,
-        hour: u8,
-        minute: u8,
-        second: u8,
-        microsecond: u32,
-    ) -> DateTime {
-        DateTime {
-            year,
-            month,
-            day,
-            hour,
-            minute,
-            second,
-            microsecond,
-        }
+    fn dt(year: i32, month: u8, day: u8, hour: u8, minute: u8, second: u8, microsecond: u32) -> DateTime {
+        DateTime { year, month, day, hour, minute, second, microsecond }
     }
 
     fn show(d: &DateTime, tzname: Option<&[u8]>, offset: Option<i64>) -> String {
@@ -296,52 +259,22 @@ mod tests {
 
     #[test]
     fn naive_leaves_a_trailing_space_and_year_is_not_padded() {
-        assert_eq!(
-            show(&dt(5, 1, 1, 0, 0, 0, 0), None, None),
-            "5-01-01 12:00:00 AM "
-        );
-        assert_eq!(
-            show(&dt(2024, 12, 31, 23, 59, 59, 999_999), None, None),
-            "2024-12-31 11:59:59 PM "
-        );
-        assert_eq!(
-            show(&dt(999, 7, 4, 12, 5, 6, 0), None, None),
-            "999-07-04 12:05:06 PM "
-        );
-        assert_eq!(
-            show(&dt(2024, 1, 1, 11, 0, 0, 0), None, None),
-            "2024-01-01 11:00:00 AM "
-        );
+        assert_eq!(show(&dt(5, 1, 1, 0, 0, 0, 0), None, None), "5-01-01 12:00:00 AM ");
+        assert_eq!(show(&dt(2024, 12, 31, 23, 59, 59, 999_999), None, None), "2024-12-31 11:59:59 PM ");
+        assert_eq!(show(&dt(999, 7, 4, 12, 5, 6, 0), None, None), "999-07-04 12:05:06 PM ");
+        assert_eq!(show(&dt(2024, 1, 1, 11, 0, 0, 0), None, None), "2024-01-01 11:00:00 AM ");
     }
 
     #[test]
     fn offsets_like_python() {
         let d = dt(2020, 1, 1, 0, 0, 0, 0);
-        assert_eq!(
-            show(&d, Some(b"UTC"), Some(0)),
-            "2020-01-01 12:00:00 AM UTC+0000"
-        );
-        assert_eq!(
-            show(&d, Some(b"LMT"), Some(-(4 * H + 56 * 60_000_000))),
-            "2020-01-01 12:00:00 AM LMT-0456"
-        );
-        assert_eq!(
-            show(&d, None, Some(-30 * 60_000_000)),
-            "2020-01-01 12:00:00 AM -0030"
-        );
-        assert_eq!(
-            show(&d, Some(b"X"), Some(5 * H + 30 * 60_000_000 + 7_000_000)),
-            "2020-01-01 12:00:00 AM X+053007"
-        );
+        assert_eq!(show(&d, Some(b"UTC"), Some(0)), "2020-01-01 12:00:00 AM UTC+0000");
+        assert_eq!(show(&d, Some(b"LMT"), Some(-(4 * H + 56 * 60_000_000))), "2020-01-01 12:00:00 AM LMT-0456");
+        assert_eq!(show(&d, None, Some(-30 * 60_000_000)), "2020-01-01 12:00:00 AM -0030");
+        assert_eq!(show(&d, Some(b"X"), Some(5 * H + 30 * 60_000_000 + 7_000_000)), "2020-01-01 12:00:00 AM X+053007");
         // timezone(-timedelta(hours=3, seconds=1, microseconds=5))
-        assert_eq!(
-            show(&d, Some(b""), Some(-(3 * H + 1_000_005))),
-            "2020-01-01 12:00:00 AM -030001.000005"
-        );
-        assert_eq!(
-            show(&d, Some(b""), Some(1)),
-            "2020-01-01 12:00:00 AM +000000.000001"
-        );
+        assert_eq!(show(&d, Some(b""), Some(-(3 * H + 1_000_005))), "2020-01-01 12:00:00 AM -030001.000005");
+        assert_eq!(show(&d, Some(b""), Some(1)), "2020-01-01 12:00:00 AM +000000.000001");
         assert_eq!(show(&d, Some(b"N"), None), "2020-01-01 12:00:00 AM N");
     }
 
@@ -351,44 +284,23 @@ mod tests {
         let last = dt(9999, 12, 31, 23, 59, 59, 999_999);
         assert_eq!(first.to_micros(), 0);
         assert_eq!(last.to_micros(), DAYS_IN_RANGE * MICROS_PER_DAY - 1);
-        for d in [
-            first,
-            last,
-            dt(1600, 2, 29, 1, 2, 3, 4),
-            dt(1900, 3, 1, 0, 0, 0, 0),
-            dt(2000, 2, 29, 23, 0, 0, 0),
-        ] {
+        for d in [first, last, dt(1600, 2, 29, 1, 2, 3, 4), dt(1900, 3, 1, 0, 0, 0, 0), dt(2000, 2, 29, 23, 0, 0, 0)] {
             assert_eq!(DateTime::from_micros(d.to_micros()), Some(d));
         }
         assert_eq!(DateTime::from_micros(-1), None);
         assert_eq!(DateTime::from_micros(last.to_micros() + 1), None);
         // 1970-01-01 is day 719162 after 0001-01-01 (Python's toordinal() - 1).
-        assert_eq!(
-            dt(1970, 1, 1, 0, 0, 0, 0).to_micros(),
-            719_162 * MICROS_PER_DAY
-        );
+        assert_eq!(dt(1970, 1, 1, 0, 0, 0, 0).to_micros(), 719_162 * MICROS_PER_DAY);
     }
 
     #[test]
     fn plus_overflows_like_python() {
         let last = dt(9999, 12, 31, 23, 0, 0, 0);
         assert_eq!(last.plus(H - 1), Ok(dt(9999, 12, 31, 23, 59, 59, 999_999)));
-        assert_eq!(
-            last.plus(H),
-            Err(RenderError::Overflow(OUT_OF_RANGE.into()))
-        );
-        assert_eq!(
-            dt(1, 1, 1, 0, 0, 0, 0).plus(-1),
-            Err(RenderError::Overflow(OUT_OF_RANGE.into()))
-        );
-        assert_eq!(
-            dt(2024, 2, 28, 23, 0, 0, 0).plus(H),
-            Ok(dt(2024, 2, 29, 0, 0, 0, 0))
-        );
-        assert_eq!(
-            last.plus(i64::MAX),
-            Err(RenderError::Overflow(OUT_OF_RANGE.into()))
-        );
+        assert_eq!(last.plus(H), Err(RenderError::Overflow(OUT_OF_RANGE.into())));
+        assert_eq!(dt(1, 1, 1, 0, 0, 0, 0).plus(-1), Err(RenderError::Overflow(OUT_OF_RANGE.into())));
+        assert_eq!(dt(2024, 2, 28, 23, 0, 0, 0).plus(H), Ok(dt(2024, 2, 29, 0, 0, 0, 0)));
+        assert_eq!(last.plus(i64::MAX), Err(RenderError::Overflow(OUT_OF_RANGE.into())));
         assert_eq!(delta_micros(999_999_999, 0, 0), None);
         assert_eq!(delta_micros(-1, 86_399, 999_999), Some(-1));
         assert_eq!(delta_micros(i64::MAX, 0, 0), None);
@@ -405,29 +317,15 @@ mod tests {
         .unwrap();
         assert_eq!(Zone::transitions(vec![0], vec![], Local::new(b"", 0)), None);
         let (local, name, offset) = zone.from_utc(&dt(2000, 1, 1, 0, 0, 0, 0)).unwrap();
-        assert_eq!(
-            (local, name, offset),
-            (dt(1999, 12, 31, 20, 0, 0, 0), &b"EST"[..], -4 * H)
-        );
-        let (local, name, _) = zone
-            .from_utc(&dt(1999, 12, 31, 23, 59, 59, 999_999))
-            .unwrap();
-        assert_eq!(
-            (local, name),
-            (dt(1999, 12, 31, 18, 59, 59, 999_999), &b"LMT"[..])
-        );
+        assert_eq!((local, name, offset), (dt(1999, 12, 31, 20, 0, 0, 0), &b"EST"[..], -4 * H));
+        let (local, name, _) = zone.from_utc(&dt(1999, 12, 31, 23, 59, 59, 999_999)).unwrap();
+        assert_eq!((local, name), (dt(1999, 12, 31, 18, 59, 59, 999_999), &b"LMT"[..]));
         assert!(zone.from_utc(&dt(1, 1, 1, 4, 0, 0, 0)).is_err());
         assert_eq!(zone.base(), (&b"LMT"[..], -5 * H));
-        assert_eq!(
-            Zone::Utc.from_utc(&dt(1, 1, 1, 0, 0, 0, 0)).unwrap().1,
-            b"UTC"
-        );
+        assert_eq!(Zone::Utc.from_utc(&dt(1, 1, 1, 0, 0, 0, 0)).unwrap().1, b"UTC");
         let fixed = Zone::Fixed(Local::new(b"+14", 14 * H));
         assert!(fixed.from_utc(&dt(9999, 12, 31, 10, 0, 0, 0)).is_err());
-        assert_eq!(
-            fixed.from_utc(&dt(9999, 12, 31, 9, 0, 0, 0)).unwrap().0,
-            dt(9999, 12, 31, 23, 0, 0, 0)
-        );
+        assert_eq!(fixed.from_utc(&dt(9999, 12, 31, 9, 0, 0, 0)).unwrap().0, dt(9999, 12, 31, 23, 0, 0, 0));
     }
 
     #[test]

@@ -49,7 +49,8 @@ pub enum Group {
 }
 
 /// The groups whose rules the block renders, in the block's order.
-pub const RENDERED_GROUPS: [Group; 5] = [Group::Init, Group::Continue, Group::ChildBased, Group::Parent, Group::Terminal];
+pub const RENDERED_GROUPS: [Group; 5] =
+    [Group::Init, Group::Continue, Group::ChildBased, Group::Parent, Group::Terminal];
 
 impl RuleKind {
     pub const ALL: [RuleKind; 9] = [
@@ -248,7 +249,10 @@ mod tests {
         let mut max = rule(RuleKind::MaxCountPerStep, "m");
         max.max_count_limit = Int::Small(-3);
         let cases: Vec<(ToolRule, Option<&str>)> = vec![
-            (rule(RuleKind::ContinueLoop, "x"), Some("<tool_rule>\nx requires continuing your response when called\n</tool_rule>")),
+            (
+                rule(RuleKind::ContinueLoop, "x"),
+                Some("<tool_rule>\nx requires continuing your response when called\n</tool_rule>"),
+            ),
             (child, Some("<tool_rule>\nAfter using a, you must use one of these tools: b, c\n</tool_rule>")),
             (
                 rule(RuleKind::Conditional, "x"),
@@ -256,8 +260,14 @@ mod tests {
             ),
             (max, Some("<tool_rule>\nm: at most -3 use(s) per response\n</tool_rule>")),
             (parent, Some("<tool_rule>\nb, c can only be used after p\n</tool_rule>")),
-            (rule(RuleKind::ExitLoop, "x"), Some("<tool_rule>\nx ends your response (yields control) when called\n</tool_rule>")),
-            (rule(RuleKind::RequiredBeforeExit, "x"), Some("<tool_rule>x must be called before ending the conversation</tool_rule>")),
+            (
+                rule(RuleKind::ExitLoop, "x"),
+                Some("<tool_rule>\nx ends your response (yields control) when called\n</tool_rule>"),
+            ),
+            (
+                rule(RuleKind::RequiredBeforeExit, "x"),
+                Some("<tool_rule>x must be called before ending the conversation</tool_rule>"),
+            ),
             (rule(RuleKind::RunFirst, "x"), None),
             (rule(RuleKind::RequiresApproval, "x"), None),
         ];
@@ -309,7 +319,8 @@ mod tests {
     fn nul_dropped_surrogates_kept() {
         let name: &[u8] = &[b'a', 0, 0xED, 0xA0, 0x80];
         let got = compile_tool_rule_prompts(&[Prompt::Rule(ToolRule::new(RuleKind::ExitLoop, name))]).unwrap();
-        let expected: &[u8] = b"<tool_rule>\na\xED\xA0\x80 ends your response (yields control) when called\n</tool_rule>";
+        let expected: &[u8] =
+            b"<tool_rule>\na\xED\xA0\x80 ends your response (yields control) when called\n</tool_rule>";
         assert_eq!(got.value.as_ref(), expected);
         assert_eq!(got.description.as_ref(), DESCRIPTION.as_bytes());
     }

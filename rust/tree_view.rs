@@ -10,11 +10,9 @@
 //! `__block__` entry kept beside it. Rendering walks the arena with an explicit
 //! stack, so depth cannot overflow the call stack.
 
-use std::cmp::Ordering;
-use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 
+use self::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::error::RenderResult;
 use crate::model::Block;
 use crate::out::Out;
@@ -139,58 +137,14 @@ impl<'b> Listing<'b> {
                 lines.push((2 * dir + 1, Line { head, name, is_file: true, entry }));
             }
         }
-        let (lines, starts) = bucket_sort(&lines, 2 * dirs.slots.len(), |a, b| {
-            a.head.cmp(&b.head).then_with(|| a.name.cmp(b.name))
-        });
+        let (lines, starts) =
+            bucket_sort(&lines, 2 * dirs.slots.len(), |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp(b.name)));
         Listing { lines, starts }
     }
 
     /// The lines of directory `dir`.
     fn of(&self, dir: usize) -> &[Line<'b>] {
         bucket(&self.lines, &self.starts, 2 * dir, 2 * dir + 2)
-    }
-}
-
-/// `items` grouped by bucket (a counting sort), each group then sorted with `cmp`;
-/// bucket `b` of the result is `starts[b]..starts[b + 1]`. Every bucket must be below `buckets`.
-pub(crate) fn bucket_sort<T: Copy>(
-    items: &[(usize, T)],
-    buckets: usize,
-    cmp: impl Fn(&T, &T) -> Ordering,
-) -> (Vec<T>, Vec<usize>) {
-    let mut starts = vec![0; buckets + 1];
-    for (b, _) in items {
-        if let Some(count) = starts.get_mut(b + 1) {
-            *count += 1;
-        }
-    }
-    for b in 1..starts.len() {
-        starts[b] += starts[b - 1];
-    }
-    let Some(&(_, fill)) = items.first() else { return (Vec::new(), starts) };
-    let mut sorted = vec![fill; items.len()];
-    let mut next = starts.clone();
-    for &(b, item) in items {
-        if let Some(at) = next.get_mut(b) {
-            if let Some(slot) = sorted.get_mut(*at) {
-                *slot = item;
-            }
-            *at += 1;
-        }
-    }
-    for range in starts.windows(2) {
-        if let Some(group) = sorted.get_mut(range[0]..range[1]) {
-            group.sort_unstable_by(&cmp);
-        }
-    }
-    (sorted, starts)
-}
-
-/// Buckets `first..end` of a `bucket_sort` result.
-pub(crate) fn bucket<'l, T>(sorted: &'l [T], starts: &[usize], first: usize, end: usize) -> &'l [T] {
-    match (starts.get(first), starts.get(end)) {
-        (Some(&a), Some(&b)) => sorted.get(a..b).unwrap_or_default(),
-        _ => &[],
     }
 }
 
@@ -289,107 +243,513 @@ pub fn render(out: &mut Out, blocks: &[Block], has_client_skills: bool) -> Rende
     Ok(())
 }
 
-/// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
-/// two names' heads differ, they order the names as a byte comparison would.
-pub(crate) fn sort_head(a: &[u8], b: &[u8]) -> u64 {
-    let mut head = [0u8; 8];
-    let n = a.len().min(8);
-    head[..n].copy_from_slice(&a[..n]);
-    let m = b.len().min(8 - n);
-    head[n..n + m].copy_from_slice(&b[..m]);
-    u64::from_be_bytes(head)
-}
+/// What both label trees use (this one and `git_memory`'s external tree): sort keys,
+/// a counting sort by directory, and a fast seeded hash for `(directory, name)` keys.
+pub(crate) mod support {
+    use std::cmp::Ordering;
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
 
-/// A fast hash for the short keys of the label trees (folded multiply, as in
-/// foldhash), seeded per tree from `RandomState` so that its collisions cannot
-/// be planned by whoever writes the labels.
-#[derive(Clone, Copy)]
-pub(crate) struct FoldState {
-    seed: u64,
-}
-
-impl FoldState {
-    pub(crate) fn new() -> Self {
-        // Odd, so that the multiplication below never loses bits.
-        FoldState { seed: RandomState::new().hash_one(0x5EED_u64) | 1 }
+    /// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
+    /// two names' heads differ, they order the names as a byte comparison would.
+    pub(crate) fn sort_head(a: &[u8], b: &[u8]) -> u64 {
+        let mut head = [0u8; 8];
+        let n = a.len().min(8);
+        head[..n].copy_from_slice(&a[..n]);
+        let m = b.len().min(8 - n);
+        head[n..n + m].copy_from_slice(&b[..m]);
+        u64::from_be_bytes(head)
     }
-}
 
-impl BuildHasher for FoldState {
-    type Hasher = FoldHasher;
-
-    fn build_hasher(&self) -> FoldHasher {
-        FoldHasher { acc: self.seed, seed: self.seed, ints: 0 }
-    }
-}
-
-/// Integers (a key's directory id, a slice's length) are gathered without a
-/// multiply and folded in with the first word of bytes.
-pub(crate) struct FoldHasher {
-    acc: u64,
-    seed: u64,
-    ints: u64,
-}
-
-impl FoldHasher {
-    #[inline]
-    fn mix(&mut self, word: u64) {
-        let product = u128::from(self.acc ^ self.ints ^ word) * u128::from(self.seed ^ 0x243F_6A88_85A3_08D3);
-        self.acc = (product as u64) ^ ((product >> 64) as u64);
-        self.ints = 0;
-    }
-}
-
-impl Hasher for FoldHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.mix(read_le(chunk));
-        }
-        // The length is hashed apart (slices write it first), so the tail may read bytes twice.
-        let rest = chunks.remainder();
-        let tail = match rest.len() {
-            0 => 0,
-            n @ 1..=3 => {
-                let at = |i: usize| u64::from(rest.get(i).copied().unwrap_or(0));
-                at(0) | (at(n / 2) << 8) | (at(n - 1) << 16)
+    /// `items` grouped by bucket (a counting sort), each group then sorted with `cmp`;
+    /// bucket `b` of the result is `starts[b]..starts[b + 1]`. Every bucket must be below `buckets`.
+    pub(crate) fn bucket_sort<T: Copy>(
+        items: &[(usize, T)],
+        buckets: usize,
+        cmp: impl Fn(&T, &T) -> Ordering,
+    ) -> (Vec<T>, Vec<usize>) {
+        let mut starts = vec![0; buckets + 1];
+        for (b, _) in items {
+            if let Some(count) = starts.get_mut(b + 1) {
+                *count += 1;
             }
-            n => read_le(rest.get(..4).unwrap_or_default()) | (read_le(rest.get(n - 4..).unwrap_or_default()) << 32),
-        };
-        self.mix(tail);
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let Some(&(_, fill)) = items.first() else { return (Vec::new(), starts) };
+        let mut sorted = vec![fill; items.len()];
+        let mut next = starts.clone();
+        for &(b, item) in items {
+            if let Some(at) = next.get_mut(b) {
+                if let Some(slot) = sorted.get_mut(*at) {
+                    *slot = item;
+                }
+                *at += 1;
+            }
+        }
+        for range in starts.windows(2) {
+            if let Some(group) = sorted.get_mut(range[0]..range[1]) {
+                group.sort_unstable_by(&cmp);
+            }
+        }
+        (sorted, starts)
+    }
+
+    /// Buckets `first..end` of a `bucket_sort` result.
+    pub(crate) fn bucket<'l, T>(sorted: &'l [T], starts: &[usize], first: usize, end: usize) -> &'l [T] {
+        match (starts.get(first), starts.get(end)) {
+            (Some(&a), Some(&b)) => sorted.get(a..b).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// A fast hash for short keys (a folded multiply, as in foldhash), with two seeds
+    /// drawn from `RandomState` per tree so that whoever writes the labels cannot plan
+    /// collisions.
+    #[derive(Clone, Copy)]
+    pub(crate) struct FoldState {
+        seed: u64,
+        multiplier: u64,
+    }
+
+    impl FoldState {
+        pub(crate) fn new() -> Self {
+            let random = RandomState::new();
+            FoldState { seed: random.hash_one(1_u8), multiplier: random.hash_one(2_u8) }
+        }
+    }
+
+    impl BuildHasher for FoldState {
+        type Hasher = FoldHasher;
+
+        fn build_hasher(&self) -> FoldHasher {
+            FoldHasher { acc: self.seed, multiplier: self.multiplier, ints: 0 }
+        }
+    }
+
+    /// Integers (a key's directory id, a slice's length) are gathered without a multiply
+    /// and go into the secret multiplier of the next word of bytes.
+    pub(crate) struct FoldHasher {
+        acc: u64,
+        multiplier: u64,
+        ints: u64,
     }
 
     #[inline]
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.ints = self.ints.rotate_left(29) ^ n;
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        let product = u128::from(self.acc ^ self.ints) * u128::from(self.seed.rotate_left(23) | 1);
+    fn folded_multiply(a: u64, b: u64) -> u64 {
+        let product = u128::from(a) * u128::from(b);
         (product as u64) ^ ((product >> 64) as u64)
     }
+
+    impl FoldHasher {
+        #[inline]
+        fn mix(&mut self, word: u64) {
+            self.acc = folded_multiply(self.acc ^ word, self.multiplier ^ self.ints);
+            self.ints = 0;
+        }
+    }
+
+    impl Hasher for FoldHasher {
+        #[inline]
+        fn write(&mut self, bytes: &[u8]) {
+            let mut chunks = bytes.chunks_exact(8);
+            for chunk in &mut chunks {
+                self.mix(read_le(chunk));
+            }
+            // The length is hashed apart (slices write it first), so the tail may read bytes twice.
+            let rest = chunks.remainder();
+            let tail = match rest.len() {
+                0 => 0,
+                n @ 1..=3 => {
+                    let at = |i: usize| u64::from(rest.get(i).copied().unwrap_or(0));
+                    at(0) | (at(n / 2) << 8) | (at(n - 1) << 16)
+                }
+                n => {
+                    read_le(rest.get(..4).unwrap_or_default()) | (read_le(rest.get(n - 4..).unwrap_or_default()) << 32)
+                }
+            };
+            self.mix(tail);
+        }
+
+        #[inline]
+        fn write_u8(&mut self, n: u8) {
+            self.write_u64(u64::from(n));
+        }
+
+        #[inline]
+        fn write_u64(&mut self, n: u64) {
+            self.ints = self.ints.rotate_left(29) ^ n;
+        }
+
+        #[inline]
+        fn write_usize(&mut self, n: usize) {
+            self.write_u64(n as u64);
+        }
+
+        #[inline]
+        fn finish(&self) -> u64 {
+            folded_multiply(self.acc ^ self.ints, self.multiplier.rotate_left(23) | 1)
+        }
+    }
+
+    /// Eight or four bytes as a little-endian number; `0` for any other length.
+    #[inline]
+    fn read_le(bytes: &[u8]) -> u64 {
+        match <[u8; 8]>::try_from(bytes) {
+            Ok(word) => u64::from_le_bytes(word),
+            Err(_) => match <[u8; 4]>::try_from(bytes) {
+                Ok(word) => u64::from(u32::from_le_bytes(word)),
+                Err(_) => 0,
+            },
+        }
+    }
 }
 
-/// Up to eight bytes as a little-endian number.
-#[inline]
-fn read_le(bytes: &[u8]) -> u64 {
-    match <[u8; 8]>::try_from(bytes) {
-        Ok(word) => u64::from_le_bytes(word),
-        Err(_) => match <[u8; 4]>::try_from(bytes) {
-            Ok(word) => u64::from(u32::from_le_bytes(word)),
-            Err(_) => 0,
-        },
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Int;
+    use std::borrow::Cow;
+
+    fn block<'a>(label: &'a [u8], description: &'a [u8]) -> Block<'a> {
+        Block {
+            label: Cow::Borrowed(label),
+            value: Cow::Borrowed(b""),
+            description: Cow::Borrowed(description),
+            limit: Int::Small(100),
+            read_only: false,
+        }
+    }
+
+    /// Renders `(label, value, description)` blocks.
+    fn tree(spec: &[(&str, &str, &str)], has_client_skills: bool) -> RenderResult<String> {
+        let blocks: Vec<Block> = spec.iter().map(|(l, _, d)| block(l.as_bytes(), d.as_bytes())).collect();
+        let mut out = Out::default();
+        render(&mut out, &blocks, has_client_skills)?;
+        Ok(String::from_utf8(out.buf).expect("valid UTF-8"))
+    }
+
+    #[test]
+    fn nothing_without_blocks_or_client_skills() {
+        assert_eq!(tree(&[], false), Ok(String::new()));
+    }
+
+    #[test]
+    fn directories_first_then_files_with_descriptions() {
+        // Files outside `system/` show their description's first line; a label-less block is `block.md`.
+        assert_eq!(
+            tree(
+                &[
+                    ("system/human", "", "not shown"),
+                    ("notes/b", "", "  B notes \n more"),
+                    ("notes/a/x", "", ""),
+                    ("", "", "unlabelled"),
+                    ("todo", "", "\n")
+                ],
+                false
+            ),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── notes/\n",
+                "│   ├── a/\n",
+                "│   │   └── x.md\n",
+                "│   └── b.md (B notes)\n",
+                "├── system/\n",
+                "│   └── human.md\n",
+                "├── block.md (unlabelled)\n",
+                "└── todo.md\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn client_skills_alone_give_an_empty_tree() {
+        assert_eq!(tree(&[], true), Ok(concat!("\n", "\n", "<memory_filesystem>\n", "</memory_filesystem>",).into()));
+    }
+
+    #[test]
+    fn leaf_and_directory_in_either_order() {
+        // The directory is listed with the directories, the file with the files.
+        assert_eq!(
+            tree(&[("a", "", "the a file"), ("a/b", "", "b"), ("c", "", "")], false),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── a/\n",
+                "│   └── b.md (b)\n",
+                "├── a.md (the a file)\n",
+                "└── c.md\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+        assert_eq!(
+            tree(&[("a/b", "", "b"), ("a", "", "the a file"), ("c", "", "")], false),
+            tree(&[("a", "", "the a file"), ("a/b", "", "b"), ("c", "", "")], false)
+        );
+    }
+
+    #[test]
+    fn duplicate_labels_last_wins() {
+        assert_eq!(
+            tree(
+                &[("n/x", "", "first"), ("n//x/", "", "second"), ("m", "", "m1"), ("m/y", "", ""), ("m", "", "m2")],
+                false
+            ),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── m/\n",
+                "│   └── y.md\n",
+                "├── n/\n",
+                "│   └── x.md (second)\n",
+                "└── m.md (m2)\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn names_sorted_by_code_point() {
+        assert_eq!(
+            tree(
+                &[("é", "", ""), ("a-b", "", ""), ("a/b", "", ""), ("B", "", ""), ("_", "", ""), ("B/x", "", "")],
+                false
+            ),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── B/\n",
+                "│   └── x.md\n",
+                "├── a/\n",
+                "│   └── b.md\n",
+                "├── B.md\n",
+                "├── _.md\n",
+                "├── a-b.md\n",
+                "└── é.md\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn no_descriptions_below_any_system_directory() {
+        // Only inside a directory named `system`; the top-level `system.md` file shows one.
+        assert_eq!(
+            tree(
+                &[
+                    ("system", "", "top"),
+                    ("system/a", "", "hidden"),
+                    ("x/system/y", "", "hidden too"),
+                    ("x/z", "", "shown")
+                ],
+                false
+            ),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── system/\n",
+                "│   └── a.md\n",
+                "├── x/\n",
+                "│   ├── system/\n",
+                "│   │   └── y.md\n",
+                "│   └── z.md (shown)\n",
+                "└── system.md (top)\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn skills_one_line_each_current_and_legacy() {
+        // `skills/<name>` and `skills/<name>/SKILL` are skills; a directory with neither is left out.
+        assert_eq!(
+            tree(
+                &[
+                    ("skills/web", "", "Search the web.\nMore."),
+                    ("skills/pdf/SKILL", "", " Read PDFs "),
+                    ("skills/pdf/helper", "", "h"),
+                    ("skills/empty/other", "", "x"),
+                    ("skills/both", "", "own"),
+                    ("skills/both/SKILL", "", "legacy wins"),
+                    ("skills/plain", "", ""),
+                    ("zeta", "", "")
+                ],
+                false
+            ),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── skills/\n",
+                "│   ├── both (legacy wins)\n",
+                "│   ├── pdf (Read PDFs)\n",
+                "│   ├── plain\n",
+                "│   └── web (Search the web.)\n",
+                "└── zeta.md\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn skills_block_and_directory() {
+        // A `skills` block beside the `skills/` directory is a file line; nested `skills` directories are ordinary.
+        assert_eq!(
+            tree(&[("skills", "", "the skills file"), ("skills/a", "", "A"), ("x/skills/b", "", "B")], false),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── skills/\n",
+                "│   └── a (A)\n",
+                "├── x/\n",
+                "│   └── skills/\n",
+                "│       └── b.md (B)\n",
+                "└── skills.md (the skills file)\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn block_part_is_the_directory_s_own_block() {
+        // `a/__block__` fills `a`'s file slot; a top-level `__block__` is never drawn.
+        assert_eq!(
+            tree(
+                &[
+                    ("a/__block__", "", "slot"),
+                    ("a/b", "", ""),
+                    ("__block__", "", "hidden"),
+                    ("c/__block__", "", "c alone")
+                ],
+                false
+            ),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── a/\n",
+                "│   └── b.md\n",
+                "├── c/\n",
+                "├── a.md (slot)\n",
+                "└── c.md (c alone)\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn block_part_holding_a_directory() {
+        // `a/__block__/x` puts a directory in `a`'s slot: `a.md` is drawn without description and `x` never.
+        assert_eq!(
+            tree(&[("a/__block__/x", "", "x"), ("b", "", "b1"), ("b/__block__/y", "", "")], false),
+            Ok(concat!(
+                "\n",
+                "\n",
+                "<memory_filesystem>\n",
+                "├── a/\n",
+                "├── b/\n",
+                "├── a.md\n",
+                "└── b.md\n",
+                "</memory_filesystem>",
+            )
+            .into())
+        );
+    }
+
+    #[test]
+    fn block_part_order_matters() {
+        // A later `a` replaces the directory in the slot, so `a.md` has a description again.
+        assert_eq!(
+            tree(&[("a/__block__/x", "", "x"), ("a", "", "a wins")], false),
+            Ok(concat!(
+            "\n",
+            "\n",
+            "<memory_filesystem>\n",
+            "├── a/\n",
+            "└── a.md (a wins)\n",
+            "</memory_filesystem>",
+        ).into())
+        );
+    }
+
+    #[test]
+    fn block_part_order_matters_the_other_way() {
+        assert_eq!(
+            tree(&[("a", "", "a wins"), ("a/__block__/x", "", "x")], false),
+            Ok(concat!("\n", "\n", "<memory_filesystem>\n", "├── a/\n", "└── a.md\n", "</memory_filesystem>").into())
+        );
+    }
+
+    #[test]
+    fn lone_surrogates_and_nul_sort_by_code_point() {
+        let surrogate = b"\xed\xa0\x80";
+        let astral = "\u{10000}".as_bytes();
+        let bmp_last = "\u{ffff}".as_bytes();
+        let dir = [&surrogate[..], b"/x"].concat();
+        let desc = [&surrogate[..], b" d"].concat();
+        let blocks = [block(astral, b""), block(&dir, &desc), block(bmp_last, b""), block(b"\0", b"")];
+        let mut out = Out::default();
+        render(&mut out, &blocks, false).expect("renders");
+        let expected = [
+            "\n\n<memory_filesystem>\n├── ".as_bytes(),
+            surrogate,
+            "/\n│   └── x.md (".as_bytes(),
+            surrogate,
+            " d)\n├── \0.md\n├── \u{ffff}.md\n└── \u{10000}.md\n</memory_filesystem>".as_bytes(),
+        ]
+        .concat();
+        assert_eq!(out.buf, expected);
+    }
+
+    #[test]
+    fn ten_thousand_parts_without_recursion() {
+        const DEPTH: usize = 10_000;
+        let label = format!("{}z", "a/".repeat(DEPTH));
+        let out = tree(&[(&label, "", "deep")], false).expect("renders");
+
+        let mut expected = String::from("\n\n<memory_filesystem>\n");
+        for depth in 0..DEPTH {
+            expected += &format!("{}└── a/\n", "    ".repeat(depth));
+        }
+        expected += &format!("{}└── z.md (deep)\n</memory_filesystem>", "    ".repeat(DEPTH));
+        assert!(out == expected, "deep output differs");
+    }
+
+    #[test]
+    fn many_blocks() {
+        let labels: Vec<String> = (0..100_000).map(|i| format!("notes/d{}/b{i}", i % 100)).collect();
+        let spec: Vec<_> = labels.iter().map(|l| (l.as_str(), "", "d")).collect();
+        let out = tree(&spec, false).expect("renders");
+        assert_eq!(out.matches(".md (d)\n").count(), 100_000);
+        assert!(out.contains("└── notes/\n    ├── d0/\n    │   ├── b0.md (d)\n    │   ├── b100.md (d)\n"));
+    }
+
+    #[test]
+    fn sort_head_orders_like_bytes() {
+        let names: [&[u8]; 7] = [b"", b"\0", b"a", b"a\0", b"ab", b"abcdefgh", b"abcdefgh\0"];
+        for a in names {
+            for b in names {
+                let (ha, hb) = (sort_head(a, b""), sort_head(b, b""));
+                assert!(ha == hb || ha.cmp(&hb) == a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(sort_head(b"ab", b".md"), sort_head(b"ab.md", b""));
     }
 }

@@ -10,7 +10,7 @@ from pathlib import Path
 import memprompt
 
 # The folder holding the memprompt package that this interpreter imports.
-PACKAGE_ROOT = str(Path(memprompt.__file__).resolve().parent.parent)
+PACKAGE_ROOT = str(Path(memprompt.__path__[0]).resolve().parent)
 
 
 def run(code: str, *extra_path: str) -> subprocess.CompletedProcess:

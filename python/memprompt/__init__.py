@@ -8,8 +8,9 @@ from ._core import (
     fingerprint,
     get_system_message_from_compiled_memory,
     safe_format,
+    stored_memory_section,
 )
-from .memory import Compiled, Memory
+from .memory import Compiled, Memory, compile_many
 from .rebuild import PromptStamp, RebuildDecision, SystemMessage, build_system_message, needs_rebuild
 from .tool_rules import compile_tool_rule_prompts
 from .types import Block, ClientSkill, FileBlock, LLMConfig, Source, ToolUsageRules
@@ -33,10 +34,12 @@ __all__ = [
     "SystemMessage",
     "ToolUsageRules",
     "build_system_message",
+    "compile_many",
     "compile_memory_metadata_block",
     "compile_tool_rule_prompts",
     "fingerprint",
     "get_system_message_from_compiled_memory",
     "needs_rebuild",
     "safe_format",
+    "stored_memory_section",
 ]

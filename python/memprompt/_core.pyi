@@ -40,6 +40,15 @@ def compile_memory_with_fingerprint(
 ) -> Optional[tuple[str, int, list[tuple[str, int, int]]]]:
     """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points."""
 
+def compile_many(
+    memories: Iterable[Any],
+    tool_usage_rules: Any = None,
+    sources: Any = None,
+    max_files_open: Optional[int] = None,
+    llm_config: Any = None,
+) -> list[Optional[str]]:
+    """``compile_memory`` of each memory, rendered in parallel with the GIL released."""
+
 def compile_available_skills(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
 def render_memory_filesystem(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
 def first_of_each_label(file_blocks: Iterable[Any]) -> list[Any]:

@@ -36,7 +36,9 @@ __all__ = ["BenchError", "Goal", "Results", "add_arguments", "load_results", "ma
 IMPLEMENTATIONS = ("memprompt", "reference", "letta", "floor")
 LABELS = {"memprompt": "memprompt (Rust)", "reference": "reference (Python)", "letta": "letta 0.16.8", "floor": "floor (decode)"}
 COLORS = {"memprompt": "#d95f02", "reference": "#1f78b4", "letta": "#33a02c", "floor": "#7f7f7f"}
-MARKERS = {"memprompt": "o", "reference": "s", "letta": "^", "floor": ""}
+MARKERS = {"memprompt": "o", "reference": "s", "letta": "^", "floor": "_"}
+#: Panels drawn as points: their cases are separate inputs, not a sweep.
+SCATTER = ("real agents", "metadata", "recompile")
 
 #: pytest-benchmark settings: (full run, --quick).
 TIMING = {
@@ -48,6 +50,10 @@ TIMING = {
 # gets pages of its own, returned on free, so one call's peak is not hidden by
 # memory freed earlier (the dynamic threshold would otherwise keep large freed blocks).
 MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "131072"}
+
+
+#: The renderers whose memory ``--quick`` measures (the full run measures every renderer).
+QUICK_MEMORY = ("plain", "line-numbered", "system message")
 
 
 class BenchError(Exception):
@@ -81,11 +87,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the phases; the exit status is 0, or pytest's when a benchmark failed."""
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     bench_json, memory_json = out / "bench.json", out / "memory.json"
     if not args.report_only:
+        out.mkdir(parents=True, exist_ok=True)
         suite = find_suite(args.suite)
         _require("pytest_benchmark", "pytest-benchmark")
+        if extension_build().get("debug"):
+            print(
+                "memprompt bench: warning: memprompt's extension is a debug build; its timings are meaningless "
+                "(build it with `maturin develop --release` or `pip install .`)",
+                file=sys.stderr,
+            )
         status = run_timing(suite, bench_json, args.quick)
         if status != 0:
             raise BenchError(f"the benchmark suite failed (pytest exit status {status}); see its output above")
@@ -102,14 +114,33 @@ def run(args: argparse.Namespace) -> int:
 
 
 def find_suite(suite: str | os.PathLike[str] | None = None) -> Path:
-    """The benches/ folder: given, or the one beside this package in a source checkout."""
-    path = Path(suite) if suite else Path(__file__).resolve().parents[2] / "benches"
-    if not (path / "workloads.py").is_file():
-        raise BenchError(
-            f"{path}: no benchmark suite here; `memprompt bench` runs from a source checkout "
-            "(pip install -e . or maturin develop), or pass --suite DIR"
-        )
-    return path
+    """The benches/ folder: given, else the one of this source checkout, else ./benches."""
+    if suite:
+        candidates = [Path(suite)]
+    else:
+        candidates = [Path(__file__).resolve().parents[2] / "benches", Path.cwd() / "benches"]
+    for path in candidates:
+        if (path / "workloads.py").is_file():
+            return path.resolve()
+    raise BenchError(
+        f"{candidates[0]}: no benchmark suite here; run `memprompt bench` from a source checkout "
+        "(the folder holding benches/), or pass --suite DIR"
+    )
+
+
+def extension_build() -> dict[str, Any]:
+    """Where memprompt's compiled extension is, and whether it is a debug build (its timings mean nothing)."""
+    try:
+        from . import _core
+    except ImportError as e:
+        return {"path": None, "debug": None, "error": str(e)}
+    path = getattr(_core, "__file__", None)
+    debug = None
+    if path:
+        # A debug build of the crate carries DWARF sections; a release build (profile.release) has none.
+        with open(path, "rb") as f:
+            debug = b".debug_info\x00" in f.read()
+    return {"path": path, "debug": debug}
 
 
 def _require(module: str, package: str) -> None:
@@ -237,9 +268,12 @@ def measure_memory(suite: Path, quick: bool) -> dict[str, Any]:
 
     warnings.simplefilter("ignore", DeprecationWarning)
     env = workloads.Env()
+    # Letta's modules are a million objects: keep them out of every gc.collect() below.
+    gc.collect()
+    gc.freeze()
     records = []
     for case in workloads.CASES:
-        if not case.memory or (quick and not case.quick):
+        if not case.memory or (quick and not (case.quick and case.renderer in QUICK_MEMORY)):
             continue
         prepared = env.prepare(case)
         for impl in IMPLEMENTATIONS:
@@ -471,7 +505,8 @@ def judge(goal: Goal, results: Results) -> Verdict:
         if not ratios:
             return Verdict(goal, "not measured", "the case was not run")
         worst = max(r for _, r in ratios)
-        return Verdict(goal, "met" if worst <= goal.target else "missed", f"{worst:.2f}x the floor")
+        letta_here = "; ".join(fmt_time(row.median["letta"]) for row, _ in ratios if "letta" in row.median)
+        return Verdict(goal, "met" if worst <= goal.target else "missed", f"{worst:.2f}x the floor", letta_here)
     if goal.kind == "floor-all":
         ratios = [(row, row.ratio("memprompt", "floor")) for row in results.rows if row.output_bytes > goal.min_bytes]
         ratios = [(row, r) for row, r in ratios if r is not None]
@@ -562,9 +597,9 @@ def _machine_line(results: Results) -> str:
     cores = info.get("cpu_count") or cpu.get("count")
     python = f"{machine.get('python_implementation', 'CPython')} {machine.get('python_version', '')}".strip()
     letta = f"letta {info['letta']}" if info.get("letta") else f"Letta absent ({info.get('letta_absent') or 'not importable'})"
-    load = ""
+    load = f"; run at nice {info['nice']}" if info.get("nice") else ""
     if info.get("load_before"):
-        load = f"; load average {info['load_before'][0]:g} before, {info.get('load_after', ['?'])[0]} after"
+        load += f"; load average {info['load_before'][0]:g} before, {info.get('load_after', ['?'])[0]} after"
     return (
         f"{brand}, {cores} cores ({machine.get('system', platform.system())} {machine.get('release', '')}); {python}; "
         f"memprompt {info.get('memprompt') or '?'}; {letta}{load}"
@@ -603,6 +638,9 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
         "memprompt renders in full each time (its compile cache is cleared), except in *recompile*, which measures the cache hit.",
         "",
     ]
+    extension = info.get("extension") or {}
+    if extension.get("debug"):
+        lines += ["**Warning: memprompt's extension was a debug build in this run: its timings are meaningless.**", ""]
     if chart_name:
         lines += [f"![time against output size, one panel per renderer]({chart_name})", ""]
     lines += ["## Goals", "", "| goal | measured | Letta here (issue's machine) | |", "|---|---|---|---|"]
@@ -733,11 +771,13 @@ def write_chart(results: Results, path: Path) -> bool:
             if not points:
                 continue
             xs, ys = zip(*points)
-            style = dict(color=COLORS[impl], label=LABELS[impl], markersize=4, linewidth=1.4)
-            if impl == "floor":
-                ax.plot(xs, ys, linestyle="--", **style)
+            style = dict(color=COLORS[impl], label=LABELS[impl], markersize=4, linewidth=1.4, marker=MARKERS[impl])
+            # Separate inputs (real agents) are points; a sweep is a curve.
+            if renderer in SCATTER or len(points) == 1:
+                style["linestyle"] = "none"
             else:
-                ax.plot(xs, ys, marker=MARKERS[impl], linestyle="-" if len(points) > 1 else "none", **style)
+                style["linestyle"] = "--" if impl == "floor" else "-"
+            ax.plot(xs, ys, **style)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(renderer, fontsize=11)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeAlias
 
 from . import LETTA_VERSION, __version__, fingerprint, needs_rebuild
-from ._core import stored_memory_section
+from . import stored_memory_section
 from .agentfile import Agent, AgentFileError, load
 
 # Exit statuses.

@@ -55,13 +55,15 @@ def install(*, allow_other_versions: bool = False) -> None:
             from letta.prompts.prompt_generator import PromptGenerator
             from letta.schemas.memory import Memory
         except ImportError as exc:
-            raise ImportError(f"memprompt.letta.install() needs letta=={SUPPORTED_LETTA_VERSION} installed: {exc}") from exc
+            raise ImportError(
+                f"memprompt.letta.install() needs letta=={SUPPORTED_LETTA_VERSION} installed: {exc}"
+            ) from exc
 
         found = _letta_version(letta)
         if found != SUPPORTED_LETTA_VERSION and not allow_other_versions:
             raise RuntimeError(
-                f"memprompt reproduces letta {SUPPORTED_LETTA_VERSION} but letta {found} is installed, whose prompts may differ; "
-                "call memprompt.letta.install(allow_other_versions=True) to patch it anyway"
+                f"memprompt reproduces letta {SUPPORTED_LETTA_VERSION} but letta {found} is installed, "
+                "whose prompts may differ; call memprompt.letta.install(allow_other_versions=True) to patch it anyway"
             )
 
         solver = tool_rule_solver.ToolRulesSolver
@@ -71,7 +73,12 @@ def install(*, allow_other_versions: bool = False) -> None:
             (Memory, "compile_available_skills", _compile_available_skills, False),
             (Memory, "_render_memory_filesystem", _render_memory_filesystem, False),
             (PromptGenerator, "compile_memory_metadata_block", _compile_memory_metadata_block, True),
-            (PromptGenerator, "get_system_message_from_compiled_memory", _get_system_message_from_compiled_memory, True),
+            (
+                PromptGenerator,
+                "get_system_message_from_compiled_memory",
+                _get_system_message_from_compiled_memory,
+                True,
+            ),
             # The tool_rule_solver module's own Block, so the result is exactly the class Letta returns.
             (solver, "compile_tool_rule_prompts", _tool_rule_prompts_method(tool_rule_solver.Block), False),
         ]
@@ -126,10 +133,23 @@ def _copy_names(function: Any, original: Any) -> None:
 
 def _compile(original: Callable[..., str]) -> Callable[..., str]:
     def compile_memory(
-        self: Any, tool_usage_rules: Any = None, sources: Any = None, max_files_open: Any = None, llm_config: Any = None, client_skills: Any = None
+        self: Any,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: Any = None,
+        llm_config: Any = None,
+        client_skills: Any = None,
     ) -> str:
+        # Letta's own fields, read by the Rust core as they are (client_skills is unused, as in Letta).
         text = _core.compile_memory(
-            self.blocks, self.file_blocks, self.agent_type, self.git_enabled, tool_usage_rules, sources, max_files_open, llm_config
+            self.blocks,
+            self.file_blocks,
+            self.agent_type,
+            self.git_enabled,
+            tool_usage_rules,
+            sources,
+            max_files_open,
+            llm_config,
         )
         if text is None:
             # The rare git-memory labels that the Rust core leaves to Python: Letta renders them itself.
@@ -167,7 +187,13 @@ def _compile_memory_metadata_block(
     archive_tags: Optional[list[str]] = None,
 ) -> str:
     return _core.compile_memory_metadata_block(
-        memory_edit_timestamp, timezone, agent_id, conversation_id, previous_message_count, archival_memory_size, archive_tags
+        memory_edit_timestamp,
+        timezone,
+        agent_id,
+        conversation_id,
+        previous_message_count,
+        archival_memory_size,
+        archive_tags,
     )
 
 
@@ -205,7 +231,11 @@ def _tool_rule_prompts_method(block_class: type) -> Callable[[Any], Any]:
     def compile_tool_rule_prompts(self: Any) -> Any:
         # The solver's own grouped lists, in the order Letta concatenates them (it skips the other groups).
         rules = (
-            self.init_tool_rules + self.continue_tool_rules + self.child_based_tool_rules + self.parent_tool_rules + self.terminal_tool_rules
+            self.init_tool_rules
+            + self.continue_tool_rules
+            + self.child_based_tool_rules
+            + self.parent_tool_rules
+            + self.terminal_tool_rules
         )
         compiled = _core.compile_tool_rule_prompts(rules)
         if compiled is None:

@@ -149,3 +149,23 @@ class Memory:
 
     def __repr__(self) -> str:
         return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self._file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"
+
+
+def compile_many(
+    memories: Iterable[Any],
+    tool_usage_rules: Any = None,
+    sources: Any = None,
+    max_files_open: int | None = None,
+    llm_config: Any = None,
+    client_skills: Any = None,
+) -> list[str]:
+    """``[m.compile(...) for m in memories]``, rendered in parallel on Rust threads (GIL released).
+
+    Works on memprompt or Letta ``Memory`` objects; results are in input order.
+    """
+    memories = list(memories)
+    texts = _core.compile_many(memories, tool_usage_rules, sources, max_files_open, llm_config)
+    return [
+        text if text is not None else memory.compile(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+        for memory, text in zip(memories, texts)
+    ]

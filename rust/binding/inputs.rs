@@ -21,13 +21,19 @@ fn block_name(kind: &str, index: usize, obj: &Bound<'_, PyAny>) -> String {
     format!("{kind} {index} ({label})")
 }
 
-pub fn block<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>, kind: &str, index: usize) -> PyResult<Block<'s>> {
+pub fn block<'s, 'py>(
+    strings: &'s Strings<'py>,
+    obj: &Bound<'py, PyAny>,
+    kind: &str,
+    index: usize,
+) -> PyResult<Block<'s>> {
     let py = strings.py();
     let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
     let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
     let value = strings.str_or_none(&strings.attr(obj, intern!(py, "value"))?, field("value"))?;
     let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
-    let limit = strings.int_or_none(&strings.attr(obj, intern!(py, "limit"))?, field("limit"))?.unwrap_or(Int::Small(0));
+    let limit =
+        strings.int_or_none(&strings.attr(obj, intern!(py, "limit"))?, field("limit"))?.unwrap_or(Int::Small(0));
     let read_only = match strings.attr_opt(obj, intern!(py, "read_only"))? {
         Some(flag) => flag.is_truthy()?,
         None => false,
@@ -61,7 +67,11 @@ pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
 }
 
 /// `getattr(obj, name, None)`, rendered with f-string semantics when truthy, else `""`.
-fn truthy_format<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
+fn truthy_format<'s, 'py>(
+    strings: &'s Strings<'py>,
+    obj: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Text<'s>> {
     match strings.attr_opt(obj, name)? {
         Some(v) if v.is_truthy()? => strings.format(&v),
         _ => Ok(Cow::Borrowed(b"")),

@@ -2,6 +2,7 @@
 
 use std::sync::Mutex;
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet, PyString};
 
@@ -12,25 +13,45 @@ use crate::fingerprint::fingerprint;
 use crate::model::{Block, CompileInput};
 use crate::out::Out;
 use crate::text::char_offsets;
-use crate::{git_memory, memory, skills, tree_view};
+use crate::{batch, git_memory, memory, skills, tree_view};
 
 /// A first guess at the output size, so the buffer rarely grows.
 fn capacity(blocks: &[Block]) -> usize {
     blocks.iter().map(|b| b.value.len() + b.description.len() + 2 * b.label.len() + 160).sum::<usize>() + 256
 }
 
-/// Renders into a fresh buffer and hands the text to Python.
-fn finish<'py>(py: Python<'py>, capacity: usize, render: impl FnOnce(&mut Out) -> RenderResult) -> PyResult<Bound<'py, PyString>> {
-    let mut out = Out::with_capacity(capacity);
-    render(&mut out).map_err(super::to_py_err)?;
-    to_py_str(py, &out.buf)
+/// Output this large is rendered with the GIL released, so that other Python threads run.
+const DETACH_ABOVE: usize = 64 * 1024;
+
+/// Renders into a fresh buffer of about `capacity` bytes.
+fn render<F>(py: Python<'_>, capacity: usize, render: F) -> PyResult<Out>
+where
+    F: FnOnce(&mut Out) -> RenderResult + Send,
+{
+    let run = move || {
+        let mut out = Out::with_capacity(capacity);
+        render(&mut out).map(|()| out)
+    };
+    let rendered = if capacity > DETACH_ABOVE { py.detach(run) } else { run() };
+    rendered.map_err(super::to_py_err)
 }
+
+/// Renders and hands the text to Python.
+fn finish<'py, F>(py: Python<'py>, capacity: usize, f: F) -> PyResult<Bound<'py, PyString>>
+where
+    F: FnOnce(&mut Out) -> RenderResult + Send,
+{
+    to_py_str(py, &render(py, capacity, f)?.buf)
+}
+
+/// `(section, start, end)` in code points.
+type Spans = Vec<(&'static str, usize, usize)>;
 
 /// The fingerprint and the code-point spans of the sections of a compiled memory.
 #[derive(Clone)]
 struct Detail {
     fingerprint: u128,
-    sections: Vec<(&'static str, usize, usize)>,
+    sections: Spans,
 }
 
 impl Detail {
@@ -77,16 +98,85 @@ impl CompileCache {
         self.entry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn lookup(&self, py: Python<'_>, anthropic: bool, git_enabled: bool, reads: &Reads, detail: bool) -> Option<(Py<PyString>, Option<Detail>)> {
+    fn lookup(
+        &self,
+        py: Python<'_>,
+        anthropic: bool,
+        git_enabled: bool,
+        reads: &Reads,
+        detail: bool,
+    ) -> Option<(Py<PyString>, Option<Detail>)> {
         let entry = self.lock();
         let e = entry.as_ref()?;
-        let hit = e.anthropic == anthropic && e.git_enabled == git_enabled && (!detail || e.detail.is_some()) && e.reads.same_as(reads);
+        let hit = e.anthropic == anthropic
+            && e.git_enabled == git_enabled
+            && (!detail || e.detail.is_some())
+            && e.reads.same_as(reads);
         hit.then(|| (e.text.clone_ref(py), e.detail.clone()))
     }
 }
 
 /// What `compile_memory` returns: the text, with its fingerprint and sections when asked for.
-type Compiled<'py> = (Bound<'py, PyString>, Option<(u128, Vec<(&'static str, usize, usize)>)>);
+type Compiled<'py> = (Bound<'py, PyString>, Option<(u128, Spans)>);
+
+/// The arguments of `Memory.compile`, beside the memory's own fields.
+#[derive(Clone, Copy)]
+struct CompileArgs<'a, 'py> {
+    tool_usage_rules: Option<&'a Bound<'py, PyAny>>,
+    sources: Option<&'a Bound<'py, PyAny>>,
+    max_files_open: Option<&'a Bound<'py, PyAny>>,
+    llm_config: Option<&'a Bound<'py, PyAny>>,
+}
+
+/// Reads one memory and the compile arguments, in the order Letta reads them.
+fn read_input<'s, 'py>(
+    strings: &'s Strings<'py>,
+    blocks: &Bound<'py, PyAny>,
+    file_blocks: &Bound<'py, PyAny>,
+    agent_type: &Bound<'py, PyAny>,
+    git_enabled: bool,
+    args: CompileArgs<'_, 'py>,
+) -> PyResult<CompileInput<'s>> {
+    let agent_type = inputs::agent_type(strings, agent_type)?;
+    let anthropic = match args.llm_config {
+        Some(config) => inputs::is_anthropic(config)?,
+        None => false,
+    };
+    let blocks = inputs::blocks(strings, blocks)?;
+    let tool_usage_rules = match args.tool_usage_rules {
+        Some(rules) if !rules.is_none() => Some(inputs::tool_usage_rules(strings, rules)?),
+        _ => None,
+    };
+    strings.list_end();
+    let (sources, file_blocks) = match args.sources {
+        Some(list) if list.is_truthy()? => {
+            (inputs::sources(strings, list)?, inputs::file_blocks(strings, file_blocks)?)
+        }
+        _ => (Vec::new(), Vec::new()),
+    };
+    let max_files_open = match args.max_files_open {
+        Some(n) => {
+            strings.arg(n);
+            strings.int_or_none(n, || "max_files_open".to_string())?
+        }
+        None => None,
+    };
+    Ok(CompileInput {
+        blocks,
+        file_blocks,
+        agent_type,
+        anthropic,
+        git_enabled,
+        tool_usage_rules,
+        sources,
+        max_files_open,
+    })
+}
+
+/// Rust cannot render this input: the caller falls back to the reference.
+fn needs_reference(input: &CompileInput) -> bool {
+    input.git_enabled && git_memory::needs_reference_fallback(&input.blocks)
+}
 
 #[allow(clippy::too_many_arguments)]
 fn compile<'py>(
@@ -95,52 +185,28 @@ fn compile<'py>(
     file_blocks: &Bound<'py, PyAny>,
     agent_type: &Bound<'py, PyAny>,
     git_enabled: bool,
-    tool_usage_rules: Option<&Bound<'py, PyAny>>,
-    sources: Option<&Bound<'py, PyAny>>,
-    max_files_open: Option<&Bound<'py, PyAny>>,
-    llm_config: Option<&Bound<'py, PyAny>>,
+    args: CompileArgs<'_, 'py>,
     cache: Option<&CompileCache>,
     detail: bool,
 ) -> PyResult<Option<Compiled<'py>>> {
     let strings = Strings::new(py);
-    let agent_type = inputs::agent_type(&strings, agent_type)?;
-    let anthropic = match llm_config {
-        Some(config) => inputs::is_anthropic(config)?,
-        None => false,
-    };
-    let blocks = inputs::blocks(&strings, blocks)?;
-    let tool_usage_rules = match tool_usage_rules {
-        Some(rules) if !rules.is_none() => Some(inputs::tool_usage_rules(&strings, rules)?),
-        _ => None,
-    };
-    strings.list_end();
-    let (sources, file_blocks) = match sources {
-        Some(list) if list.is_truthy()? => (inputs::sources(&strings, list)?, inputs::file_blocks(&strings, file_blocks)?),
-        _ => (Vec::new(), Vec::new()),
-    };
-    let max_files_open = match max_files_open {
-        Some(n) => {
-            strings.arg(n);
-            strings.int_or_none(n, || "max_files_open".to_string())?
-        }
-        None => None,
-    };
-    let input = CompileInput { blocks, file_blocks, agent_type, anthropic, git_enabled, tool_usage_rules, sources, max_files_open };
-    if input.git_enabled && git_memory::needs_reference_fallback(&input.blocks) {
+    let input = read_input(&strings, blocks, file_blocks, agent_type, git_enabled, args)?;
+    if needs_reference(&input) {
         return Ok(None);
     }
+    let anthropic = input.anthropic;
     if let (Some(cache), Some(reads)) = (cache, strings.reads()) {
         if let Some((text, found)) = cache.lookup(py, anthropic, git_enabled, &reads, detail) {
             return Ok(Some((text.into_bound(py), found.map(|d| (d.fingerprint, d.sections)))));
         }
     }
-    let mut out = Out::with_capacity(capacity(&input.blocks));
-    memory::compile(&mut out, &input).map_err(super::to_py_err)?;
+    let out = render(py, capacity(&input.blocks), |out| memory::compile(out, &input))?;
     let text = to_py_str(py, &out.buf)?;
     let found = detail.then(|| Detail::of(&out));
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
-        *cache.lock() = Some(Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail: found.clone() });
+        *cache.lock() =
+            Some(Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail: found.clone() });
     }
     Ok(Some((text, found.map(|d| (d.fingerprint, d.sections)))))
 }
@@ -161,8 +227,8 @@ pub fn compile_memory<'py>(
     llm_config: Option<&Bound<'py, PyAny>>,
     cache: Option<&Bound<'py, CompileCache>>,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
-    let cache = cache.map(|c| c.get());
-    let compiled = compile(py, blocks, file_blocks, agent_type, git_enabled, tool_usage_rules, sources, max_files_open, llm_config, cache, false)?;
+    let args = CompileArgs { tool_usage_rules, sources, max_files_open, llm_config };
+    let compiled = compile(py, blocks, file_blocks, agent_type, git_enabled, args, cache.map(|c| c.get()), false)?;
     Ok(compiled.map(|(text, _)| text))
 }
 
@@ -181,10 +247,53 @@ pub fn compile_memory_with_fingerprint<'py>(
     max_files_open: Option<&Bound<'py, PyAny>>,
     llm_config: Option<&Bound<'py, PyAny>>,
     cache: Option<&Bound<'py, CompileCache>>,
-) -> PyResult<Option<(Bound<'py, PyString>, u128, Vec<(&'static str, usize, usize)>)>> {
-    let cache = cache.map(|c| c.get());
-    let compiled = compile(py, blocks, file_blocks, agent_type, git_enabled, tool_usage_rules, sources, max_files_open, llm_config, cache, true)?;
+) -> PyResult<Option<(Bound<'py, PyString>, u128, Spans)>> {
+    let args = CompileArgs { tool_usage_rules, sources, max_files_open, llm_config };
+    let compiled = compile(py, blocks, file_blocks, agent_type, git_enabled, args, cache.map(|c| c.get()), true)?;
     Ok(compiled.and_then(|(text, detail)| detail.map(|(fp, sections)| (text, fp, sections))))
+}
+
+/// Many memories compiled in parallel on Rust threads, in input order; `None` where the
+/// reference must render (see `compile_memory`).
+#[pyfunction]
+#[pyo3(signature = (memories, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None))]
+pub fn compile_many<'py>(
+    py: Python<'py>,
+    memories: &Bound<'py, PyAny>,
+    tool_usage_rules: Option<&Bound<'py, PyAny>>,
+    sources: Option<&Bound<'py, PyAny>>,
+    max_files_open: Option<&Bound<'py, PyAny>>,
+    llm_config: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Vec<Option<Bound<'py, PyString>>>> {
+    let strings = Strings::new(py);
+    let args = CompileArgs { tool_usage_rules, sources, max_files_open, llm_config };
+    let mut inputs = Vec::new();
+    for memory in memories.try_iter()? {
+        let memory = memory?;
+        let git_enabled = memory.getattr(intern!(py, "git_enabled"))?.is_truthy()?;
+        let input = read_input(
+            &strings,
+            &memory.getattr(intern!(py, "blocks"))?,
+            &memory.getattr(intern!(py, "file_blocks"))?,
+            &memory.getattr(intern!(py, "agent_type"))?,
+            git_enabled,
+            args,
+        )?;
+        inputs.push((!needs_reference(&input)).then_some(input));
+    }
+    let rendered = py.detach(|| {
+        batch::map(&inputs, |input| {
+            input.as_ref().map(|input| {
+                let mut out = Out::with_capacity(capacity(&input.blocks));
+                memory::compile(&mut out, input).map(|()| out)
+            })
+        })
+    });
+    let rendered = rendered.map_err(super::to_py_err)?;
+    rendered
+        .into_iter()
+        .map(|out| out.transpose().map_err(super::to_py_err)?.map(|out| to_py_str(py, &out.buf)).transpose())
+        .collect()
 }
 
 /// `<available_skills>` from the skill blocks and the client's skills.
@@ -201,7 +310,7 @@ pub fn compile_available_skills<'py>(
         Some(list) if list.is_truthy()? => inputs::client_skills(&strings, list)?,
         _ => Vec::new(),
     };
-    finish(py, 256, |out| skills::render(out, &blocks, &client_skills))
+    finish(py, 64 * (blocks.len() + client_skills.len()) + 256, |out| skills::render(out, &blocks, &client_skills))
 }
 
 /// The `<memory_filesystem>` tree view of every block.

@@ -30,6 +30,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fingerprint::stored_memory_section, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_memory, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_memory_with_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::compile_many, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_available_skills, m)?)?;
     m.add_function(wrap_pyfunction!(memory::render_memory_filesystem, m)?)?;
     m.add_function(wrap_pyfunction!(memory::first_of_each_label, m)?)?;

@@ -10,13 +10,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use pyo3::exceptions::PyNotImplementedError;
+use pyo3::exceptions::{PyMemoryError, PyNotImplementedError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
-    PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict, PyInt, PyList, PyString,
-    PyTimeAccess, PyTuple, PyType, PyTzInfo, PyTzInfoAccess,
+    PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyDict, PyInt, PyList, PyString, PyTimeAccess, PyTuple, PyType,
+    PyTzInfo, PyTzInfoAccess,
 };
 
 use super::strings::{to_py_str, type_error, Strings};
@@ -45,10 +45,7 @@ fn pytz(py: Python<'_>) -> PyResult<&'static Pytz> {
             timezone: pytz.getattr("timezone")?.unbind(),
             utc: pytz.getattr("utc")?.unbind(),
             dst_tzinfo: tzinfo.getattr("DstTzInfo")?.cast_into::<PyType>()?.unbind(),
-            static_tzinfo: tzinfo
-                .getattr("StaticTzInfo")?
-                .cast_into::<PyType>()?
-                .unbind(),
+            static_tzinfo: tzinfo.getattr("StaticTzInfo")?.cast_into::<PyType>()?.unbind(),
         })
     })
 }
@@ -66,11 +63,7 @@ static ZONES: LazyLock<ZoneCache> = LazyLock::new(Default::default);
 const MAX_ZONES: usize = 4096;
 
 fn cached_zone(name: &[u8]) -> Option<Arc<ZoneEntry>> {
-    ZONES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(name)
-        .cloned()
+    ZONES.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
 }
 
 /// `pytz.timezone(name)` with its tables, from the cache when possible. The lock is never
@@ -82,10 +75,7 @@ fn zone_entry(py: Python<'_>, name: &Bound<'_, PyString>, key: &[u8]) -> PyResul
     let pytz = pytz(py)?;
     let tz = pytz.timezone.bind(py).call1((name,))?;
     let zone = read_zone(pytz, &tz).unwrap_or(None);
-    let entry = Arc::new(ZoneEntry {
-        tz: tz.unbind(),
-        zone,
-    });
+    let entry = Arc::new(ZoneEntry { tz: tz.unbind(), zone });
     let mut zones = ZONES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(existing) = zones.get(key) {
         return Ok(existing.clone());
@@ -99,26 +89,17 @@ fn zone_entry(py: Python<'_>, name: &Bound<'_, PyString>, key: &[u8]) -> PyResul
 /// A name pytz gives, when `strftime` prints it unchanged: printable ASCII.
 fn zone_name(obj: &Bound<'_, PyAny>) -> Option<Box<[u8]>> {
     let s = obj.cast_exact::<PyString>().ok()?.to_str().ok()?;
-    s.bytes()
-        .all(|b| (0x20..0x7f).contains(&b))
-        .then(|| s.as_bytes().into())
+    s.bytes().all(|b| (0x20..0x7f).contains(&b)).then(|| s.as_bytes().into())
 }
 
 /// A `timedelta` in microseconds.
 fn delta(obj: &Bound<'_, PyAny>) -> Option<i64> {
     let d = obj.cast_exact::<PyDelta>().ok()?;
-    timestamp::delta_micros(
-        d.get_days().into(),
-        d.get_seconds().into(),
-        d.get_microseconds().into(),
-    )
+    timestamp::delta_micros(d.get_days().into(), d.get_seconds().into(), d.get_microseconds().into())
 }
 
 fn local(offset: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> Option<Local> {
-    Some(Local {
-        name: zone_name(name)?,
-        offset: delta(offset)?,
-    })
+    Some(Local { name: zone_name(name)?, offset: delta(offset)? })
 }
 
 /// The tables of a zone pytz built; `None` for anything else (then Python does the work).
@@ -127,14 +108,11 @@ fn read_zone(pytz: &Pytz, tz: &Bound<'_, PyAny>) -> PyResult<Option<Zone>> {
     if tz.is(&pytz.utc) {
         return Ok(Some(Zone::Utc));
     }
-    let base = || -> PyResult<Option<Local>> {
-        Ok(local(&tz.getattr("_utcoffset")?, &tz.getattr("_tzname")?))
-    };
+    let base = || -> PyResult<Option<Local>> { Ok(local(&tz.getattr("_utcoffset")?, &tz.getattr("_tzname")?)) };
     if tz.is_instance(pytz.dst_tzinfo.bind(py))? {
         let times = tz.getattr("_utc_transition_times")?;
         let infos = tz.getattr("_transition_info")?;
-        let (Ok(times), Ok(infos)) = (times.cast_exact::<PyList>(), infos.cast_exact::<PyList>())
-        else {
+        let (Ok(times), Ok(infos)) = (times.cast_exact::<PyList>(), infos.cast_exact::<PyList>()) else {
             return Ok(None);
         };
         let mut utc_times = Vec::with_capacity(times.len());
@@ -179,10 +157,7 @@ fn fields(dt: &Bound<'_, PyDateTime>) -> DateTime {
 }
 
 /// `dt.strftime(FORMAT)` called in Python, as the f-string renders its result.
-fn strftime_in_python<'s, 'py>(
-    strings: &'s Strings<'py>,
-    dt: &Bound<'py, PyAny>,
-) -> PyResult<Text<'s>> {
+fn strftime_in_python<'s, 'py>(strings: &'s Strings<'py>, dt: &Bound<'py, PyAny>) -> PyResult<Text<'s>> {
     let formatted = dt.call_method1("strftime", (timestamp::FORMAT,))?;
     strings.format(&formatted)
 }
@@ -250,17 +225,9 @@ fn archival<'s, 'py>(strings: &'s Strings<'py>, obj: &Arg<'py>) -> PyResult<Opti
         return strings.int_or_none(obj, || "archival_memory_size".into());
     }
     if !obj.is_instance_of::<PyInt>() {
-        return Err(type_error(
-            "archival_memory_size".into(),
-            "int or None",
-            obj,
-        ));
+        return Err(type_error("archival_memory_size".into(), "int or None", obj));
     }
-    Ok(if obj.gt(0)? {
-        Some(Int::Rendered(strings.format(obj)?))
-    } else {
-        None
-    })
+    Ok(if obj.gt(0)? { Some(Int::Rendered(strings.format(obj)?)) } else { None })
 }
 
 /// `archive_tags`: `None` when falsy, else its items as `", ".join` takes them.
@@ -433,11 +400,7 @@ pub fn get_system_message_from_compiled_memory<'py>(
         archive_tags,
     )?;
     let Some(memory) = strings.try_text(memory_with_sources)? else {
-        return Err(type_error(
-            "memory_with_sources".into(),
-            "str",
-            memory_with_sources,
-        ));
+        return Err(type_error("memory_with_sources".into(), "str", memory_with_sources));
     };
     if let Arg::Given(format) = &template_format {
         let is_f_string = match format.cast_exact::<PyString>() {
@@ -455,7 +418,7 @@ pub fn get_system_message_from_compiled_memory<'py>(
     let Some(prompt) = strings.try_text(system_prompt)? else {
         return Err(type_error("system_prompt".into(), "str", system_prompt));
     };
-    let out = system_message::render(prompt, memory, &meta, append);
+    let out = system_message::render(prompt, memory, &meta, append).map_err(|_| PyMemoryError::new_err(()))?;
     to_py_str(py, &out.buf)
 }
 
@@ -493,10 +456,7 @@ pub fn safe_format<'py>(
     let Some(text) = strings.try_text(template)? else {
         return Err(type_error("template".into(), "str", template));
     };
-    if let (true, Ok(dict)) = (
-        template.is_exact_instance_of::<PyString>(),
-        variables.cast_exact::<PyDict>(),
-    ) {
+    if let (true, Ok(dict)) = (template.is_exact_instance_of::<PyString>(), variables.cast_exact::<PyDict>()) {
         let escaped = system_message::escape_empty_fields(text);
         if let Some(pieces) = system_message::parse_simple(&escaped) {
             let mut out = Out::with_capacity(escaped.len());
@@ -522,8 +482,5 @@ pub fn safe_format<'py>(
     let escaped = template.call_method1("replace", ("{}", "{{}}"))?;
     let mapping = Bound::new(py, PreserveMapping)?;
     mapping.call_method1("update", (variables,))?;
-    escaped
-        .call_method1("format_map", (mapping,))?
-        .cast_into::<PyString>()
-        .map_err(Into::into)
+    escaped.call_method1("format_map", (mapping,))?.cast_into::<PyString>().map_err(Into::into)
 }

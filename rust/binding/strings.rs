@@ -65,7 +65,10 @@ impl<'py> Strings<'py> {
         // SAFETY: type checks on a live object.
         let immutable = unsafe {
             let p = value.as_ptr();
-            ffi::PyUnicode_CheckExact(p) != 0 || ffi::PyLong_CheckExact(p) != 0 || ffi::PyBool_Check(p) != 0 || value.is_none()
+            ffi::PyUnicode_CheckExact(p) != 0
+                || ffi::PyLong_CheckExact(p) != 0
+                || ffi::PyBool_Check(p) != 0
+                || value.is_none()
         };
         if !immutable {
             self.immutable.set(false);
@@ -81,7 +84,11 @@ impl<'py> Strings<'py> {
     }
 
     /// `getattr(obj, name, <missing>)`, recorded.
-    pub fn attr_opt(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    pub fn attr_opt(
+        &self,
+        obj: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let value = obj.getattr_opt(name)?;
         match &value {
             Some(v) => self.note(v),
@@ -182,7 +189,11 @@ impl<'py> Strings<'py> {
     }
 
     /// An int field rendered with f-string semantics; `None` when `obj` is `None`.
-    pub fn int_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Option<Int<'s>>> {
+    pub fn int_or_none<'s>(
+        &'s self,
+        obj: &Bound<'py, PyAny>,
+        what: impl FnOnce() -> String,
+    ) -> PyResult<Option<Int<'s>>> {
         if obj.is_none() {
             return Ok(None);
         }

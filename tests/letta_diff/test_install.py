@@ -127,7 +127,11 @@ def _valid(make):
 def letta_block(b):
     return _valid(
         lambda: LettaBlock(
-            label=b.label, value=b.value, description=b.description, limit=b.limit, read_only=getattr(b, "read_only", False)
+            label=b.label,
+            value=b.value,
+            description=b.description,
+            limit=b.limit,
+            read_only=getattr(b, "read_only", False),
         )
     )
 
@@ -167,7 +171,9 @@ def letta_source(s):
         return s  # a look-alike with some attributes missing: both renderers read it with getattr
     extra = {"id": LETTA_SOURCE_IDS[s.id]} if s.id in LETTA_SOURCE_IDS else {}
     made = _valid(
-        lambda: LettaSource(name=s.name, description=s.description, instructions=s.instructions, embedding_config=EMBEDDING, **extra)
+        lambda: LettaSource(
+            name=s.name, description=s.description, instructions=s.instructions, embedding_config=EMBEDDING, **extra
+        )
     )
     return s if made is None else made
 
@@ -215,6 +221,15 @@ def test_line_numbered_with_letta_anthropic_config():
     config = LettaLLMConfig(model="claude-sonnet-4", model_endpoint_type="anthropic", context_window=200000)
     expected = assert_patched_same(lambda: memory.compile(llm_config=config))
     assert expected[0] == "ok" and "1\u2192 line one" in expected[1]
+
+
+@given(texts(), texts())
+def test_subclasses_inherit_the_patch(persona, human):
+    from letta.schemas.memory import ChatMemory
+
+    memory = _valid(lambda: ChatMemory(persona=persona, human=human))
+    if memory is not None:
+        assert_patched_same(lambda: memory.compile())
 
 
 @given(memories())
@@ -285,8 +300,8 @@ def server_module(name: str):
 
 def test_modules_that_imported_the_class_see_the_patch():
     # Every letta module that imports PromptGenerator imports the class (none imports its functions by value).
-    names = ("agents.letta_agent_v2", "agents.base_agent", "agents.voice_agent", "services.agent_manager", "services.helpers.agent_manager_helper")
-    modules = [server_module(f"letta.{name}") for name in names]
+    names = ("agents.letta_agent_v2", "agents.base_agent", "agents.voice_agent", "services.agent_manager")
+    modules = [server_module(f"letta.{name}") for name in (*names, "services.helpers.agent_manager_helper")]
     agent_manager_helper = modules[-1]
     assert all(m.PromptGenerator is PromptGenerator for m in modules)
     assert agent_manager_helper.Memory is LettaMemory and agent_manager_helper.ToolRulesSolver is ToolRulesSolver
@@ -311,7 +326,11 @@ def test_traced_calls_bind_letta_signatures(monkeypatch):
     when = dt.datetime(2026, 1, 1, 12, tzinfo=dt.timezone.utc)
     assert_patched_same(
         lambda: PromptGenerator.get_system_message_from_compiled_memory(
-            system_prompt="Hi {CORE_MEMORY}", memory_with_sources="<m/>", agent_id="agent-1", in_context_memory_last_edit=when, timezone="UTC"
+            system_prompt="Hi {CORE_MEMORY}",
+            memory_with_sources="<m/>",
+            agent_id="agent-1",
+            in_context_memory_last_edit=when,
+            timezone="UTC",
         )
     )
     assert_patched_same(lambda: PromptGenerator.compile_memory_metadata_block(when, "Europe/Paris", "agent-1"))
@@ -335,7 +354,10 @@ def child_rule(draw):
     named = draw(st.lists(st.sampled_from(children), max_size=2)) if children else []
     nodes = [lt.ToolCallNode(name=n, args=draw(st.one_of(st.none(), st.just({"q": 1})))) for n in named]
     return lt.ChildToolRule(
-        tool_name=draw(tool_names), children=children, child_arg_nodes=nodes or None, prompt_template=draw(prompt_templates)
+        tool_name=draw(tool_names),
+        children=children,
+        child_arg_nodes=nodes or None,
+        prompt_template=draw(prompt_templates),
     )
 
 
@@ -347,11 +369,17 @@ def letta_tool_rule(draw):
     if kind == 0:
         return draw(child_rule())
     if kind == 1:
-        return lt.InitToolRule(tool_name=name, prompt_template=template, args=draw(st.one_of(st.none(), st.just({"x": "y"}))))
+        return lt.InitToolRule(
+            tool_name=name, prompt_template=template, args=draw(st.one_of(st.none(), st.just({"x": "y"})))
+        )
     if kind == 2:
         return lt.TerminalToolRule(tool_name=name, prompt_template=template)
     if kind == 3:
-        mapping = draw(st.dictionaries(st.one_of(st.text(max_size=3), st.integers(-2, 2), st.booleans()), tool_names, min_size=1, max_size=3))
+        mapping = draw(
+            st.dictionaries(
+                st.one_of(st.text(max_size=3), st.integers(-2, 2), st.booleans()), tool_names, min_size=1, max_size=3
+            )
+        )
         return lt.ConditionalToolRule(
             tool_name=name,
             prompt_template=template,
@@ -364,9 +392,13 @@ def letta_tool_rule(draw):
     if kind == 5:
         return lt.RequiredBeforeExitToolRule(tool_name=name, prompt_template=template)
     if kind == 6:
-        return lt.MaxCountPerStepToolRule(tool_name=name, prompt_template=template, max_count_limit=draw(st.integers(-1, 10**6)))
+        return lt.MaxCountPerStepToolRule(
+            tool_name=name, prompt_template=template, max_count_limit=draw(st.integers(-1, 10**6))
+        )
     if kind == 7:
-        return lt.ParentToolRule(tool_name=name, prompt_template=template, children=draw(st.lists(tool_names, max_size=4)))
+        return lt.ParentToolRule(
+            tool_name=name, prompt_template=template, children=draw(st.lists(tool_names, max_size=4))
+        )
     return lt.RequiresApprovalToolRule(tool_name=name, prompt_template=template)
 
 
@@ -412,7 +444,9 @@ def test_whole_system_message(rules, case, args):
     }
     assert_patched_same(lambda: compile_system_message(**common, archival_memory_size=args["archival_memory_size"]))
     assert_patched_same(
-        lambda: asyncio.run(PromptGenerator.compile_system_message_async(**common, archival_memory_size=args["archival_memory_size"]))
+        lambda: asyncio.run(
+            PromptGenerator.compile_system_message_async(**common, archival_memory_size=args["archival_memory_size"])
+        )
     )
 
 

@@ -48,8 +48,9 @@ pydantic's ``ValidationError``, a ``ValueError``; we raise ``ValueError``.
   renders them. A subclass of one of Letta's classes renders through its own
   ``render_prompt()``, since it may override it.
 - Field types (pydantic's lax mode): str fields accept a str (a subclass is
-  read as its plain text), UTF-8 bytes or bytearray, or an enum member (its
-  value as ``str()``); ``max_count_limit`` accepts an int, a bool, an integral
+  read as its plain text, which must then hold no lone surrogate: pydantic
+  reads it as UTF-8), UTF-8 bytes or bytearray, or an enum member (its value
+  as ``str()``); ``max_count_limit`` accepts an int, a bool, an integral
   float or Decimal, a str of an integer in pydantic's syntax (surrounding
   whitespace, ``+``, ``_`` between digits, leading zeros, a ``.0`` tail), or
   any object with ``__float__``/``__index__`` holding an integral value;
@@ -336,7 +337,11 @@ def _as_str(value: Any, what: str) -> str:
     if type(value) is str:
         return value
     if isinstance(value, str):
-        return str.__str__(value)  # a subclass (a str enum too): its plain text
+        # A subclass (a str enum too): its plain text, which pydantic reads as UTF-8.
+        text = str.__str__(value)
+        if not _is_utf8(text):
+            raise InvalidRule(f"{what}: a str subclass with lone surrogates")
+        return text
     if isinstance(value, (bytes, bytearray)):
         try:
             return bytes(value).decode("utf-8")
@@ -413,6 +418,15 @@ def _as_int(value: Any, what: str) -> int:
     if isinstance(value, Enum):
         return value.value
     raise InvalidRule(f"{what}: must be an int, not {type(value).__name__}")
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` has no lone surrogates (pydantic reads a str subclass as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _plain_text(value: Any, what: str) -> str | None:

@@ -25,7 +25,14 @@ $(LETTA_VENV)/.installed: tests/letta-0.16.8-constraints.txt
 	test -x $(LETTA_VENV)/bin/python || $(PYTHON) -m venv $(LETTA_VENV)
 	# pip 23 cannot resolve Letta's lxml[html-clean] requirement: upgrade first.
 	$(LETTA_VENV)/bin/pip install -q -U pip
-	$(LETTA_VENV)/bin/pip install -q -c tests/letta-0.16.8-constraints.txt letta==0.16.8 xxhash==4.1.0 hypothesis==6.170.17 pytest==8.4.1
+	# asyncpg (Letta's postgres extra) lets the agent and service modules import.
+	$(LETTA_VENV)/bin/pip install -q -c tests/letta-0.16.8-constraints.txt letta==0.16.8 asyncpg==0.30.0 \
+		xxhash==4.1.0 hypothesis==6.170.17 pytest==8.4.1 pytest-benchmark==5.3.1
+	touch $@
+
+# memprompt itself, built for and installed into Letta's environment.
+$(LETTA_VENV)/.memprompt: $(LETTA_VENV)/.installed $(SOURCES)
+	$(LETTA_VENV)/bin/pip install -q --no-deps .
 	touch $@
 
 test-rust:
@@ -37,5 +44,5 @@ test-python: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff -q
 
 # The reference against letta 0.16.8 itself, in Letta's own environment.
-test-letta: $(LETTA_VENV)/.installed
-	PYTHONPATH=python $(LETTA_VENV)/bin/python -m pytest tests/letta_diff -q -p no:cacheprovider
+test-letta: $(LETTA_VENV)/.memprompt
+	$(LETTA_VENV)/bin/python -m pytest tests/letta_diff -q -p no:cacheprovider

@@ -337,11 +337,27 @@ def corpus() -> str:
     return "\n".join(lines)
 
 
-def text(size: int, seed: int) -> str:
-    """``size`` characters of prose, a different slice for each seed (a new ``str`` object each call)."""
+@lru_cache(maxsize=None)
+def flavored_corpus(flavor: str) -> str:
+    """The corpus with some non-ASCII characters, same length: ``latin1`` (é) or ``ucs2`` (é, em dashes)."""
+    base = corpus()
+    if flavor == "ascii":
+        return base
+    base = base.replace("e ", "\u00e9 ")
+    if flavor == "ucs2":
+        base = base.replace(" - ", " \u2014 ")
+    return base
+
+
+def text(size: int, seed: int, flavor: str = "ascii") -> str:
+    """``size`` characters of prose, a different slice for each seed (a new ``str`` object each call).
+
+    ``flavor``: ``ascii`` (1 byte a character in UTF-8 and in Python), ``latin1`` (some
+    é: 2 bytes in UTF-8, 1 in Python) or ``ucs2`` (also em dashes: a 2-byte-per-character str).
+    """
     if size <= 0:
         return ""
-    base = corpus()
+    base = flavored_corpus(flavor)
     if size > len(base) // 2:
         base = base * (size // len(base) + 2)
     start = (seed * 2_654_435_761) % (len(base) - size)
@@ -351,14 +367,14 @@ def text(size: int, seed: int) -> str:
 _PLAIN_LABELS = ("persona", "human", "projects", "preferences", "scratchpad", "tasks", "contacts", "calendar")
 
 
-def plain_blocks(env: Env, n: int, size: int) -> list[Any]:
+def plain_blocks(env: Env, n: int, size: int, flavor: str = "ascii") -> list[Any]:
     """``n`` blocks of ``size`` characters: every 7th read-only, limits above their values."""
     blocks = []
     for i in range(n):
         label = _PLAIN_LABELS[i] if i < len(_PLAIN_LABELS) else f"notes_{i}"
         blocks.append(
             env.block(
-                text(size, i),
+                text(size, i, flavor),
                 label,
                 f"What the agent keeps about {label}: facts, preferences and open questions.",
                 limit=max(5000, 2 * size),
@@ -497,9 +513,9 @@ def _memory_compile(env: Env, mp_memory, ref_memory, letta_memory, **kwargs: Any
     return Prepared(run, expected, expected)
 
 
-def prepare_plain(n: int, size: int, line_numbered: bool = False) -> Callable[[Env], Prepared]:
+def prepare_plain(n: int, size: int, line_numbered: bool = False, flavor: str = "ascii") -> Callable[[Env], Prepared]:
     def prepare(env: Env) -> Prepared:
-        blocks = plain_blocks(env, n, size)
+        blocks = plain_blocks(env, n, size, flavor)
         agent_type = "letta_v1_agent" if line_numbered else "memgpt_agent"
         memories = env.memories(blocks, agent_type=agent_type)
         llm_config = env.llm_config("anthropic" if line_numbered else "openai")
@@ -825,7 +841,7 @@ def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
     ]
     largest = (10, 1 * MB)
     quick_largest = (1000, 1 * KB)
-    return [
+    cases = [
         Case(
             renderer,
             f"{n}x{_size(size)}",
@@ -836,6 +852,17 @@ def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
         )
         for n, size, quick in grid
     ]
+    # The same ~100 KB with non-ASCII values: Python holds them as Latin-1 or UCS-2, not as UTF-8.
+    cases += [
+        Case(
+            renderer,
+            f"20x5KB-{flavor}",
+            prepare_plain(20, 5 * KB, line_numbered, flavor),
+            params={"blocks": 20, "value": 5 * KB, "text": flavor},
+        )
+        for flavor in ("latin1", "ucs2")
+    ]
+    return cases
 
 
 def _git_grid(renderer: str, prepare: Callable[[int, int], Callable[[Env], Prepared]]) -> list[Case]:

@@ -626,7 +626,7 @@ mod tests {
     }
 
     #[test]
-    fn external_only_under_memory() {
+    fn external_tree_without_other_system_blocks() {
         assert_eq!(
             git(&[("system/persona", "p", ""), ("docs/readme", "", "")]),
             Ok(concat!(

@@ -11,9 +11,14 @@ const LINE_NUMBERED_TYPES: [&[u8]; 3] = [b"sleeptime_agent", b"memgpt_v2_agent",
 /// Agent types that render no memory blocks, and the react form of `<directories>`.
 const REACT_TYPES: [&[u8]; 2] = [b"react_agent", b"workflow_agent"];
 
+/// A react or workflow agent (the lower-cased type): Letta neither reads nor renders its blocks.
+pub fn is_react(agent_type: &[u8]) -> bool {
+    REACT_TYPES.contains(&agent_type)
+}
+
 pub fn compile(out: &mut Out, input: &CompileInput) -> RenderResult {
     let agent_type: &[u8] = &input.agent_type;
-    let react = REACT_TYPES.contains(&agent_type);
+    let react = is_react(agent_type);
     if !react {
         let start = out.len();
         if input.git_enabled {

@@ -17,10 +17,9 @@ import enum
 import os
 
 import pytz
+from _load_reference import load_reference
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-
-from _load_reference import load_reference
 
 load_reference()  # makes `memprompt` importable even where the Rust extension is not built
 
@@ -32,9 +31,7 @@ from memprompt.types import Block, ClientSkill, FileBlock, LLMConfig, Source, To
 def register_profiles() -> None:
     """Register the "ci" and "dev" profiles and load the one named by $HYPOTHESIS_PROFILE (default "ci")."""
     relaxed = [HealthCheck.too_slow, HealthCheck.data_too_large]
-    settings.register_profile(
-        "ci", derandomize=True, max_examples=300, deadline=None, suppress_health_check=relaxed
-    )
+    settings.register_profile("ci", derandomize=True, max_examples=300, deadline=None, suppress_health_check=relaxed)
     settings.register_profile("dev", max_examples=50, deadline=None, suppress_health_check=relaxed)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
@@ -172,6 +169,8 @@ FIXED_LABELS = (
 )
 GIT_LABELS = (
     "system/persona",
+    "system/persona",
+    "system/persona",
     "system/human",
     "system/human/notes",
     "system/a/b",
@@ -256,6 +255,7 @@ def blocks(max_size: int = 8, label_strategy=labels):
     """A list of blocks, labels often colliding."""
     return st.lists(block(label_strategy), max_size=max_size)
 
+
 SOURCE_IDS = ("source-1", "source-2", "source-3")
 source_ids = mostly(st.sampled_from(SOURCE_IDS), st.one_of(st.none(), short_texts), one_in=4)
 file_labels = st.one_of(st.sampled_from(("notes.txt", "docs/a.md", "f", "", "f")), st.none(), texts(max_pieces=4))
@@ -283,6 +283,7 @@ def file_block(draw):
 def file_blocks(max_size: int = 6):
     """A list of file blocks (before Memory drops repeated labels)."""
     return st.lists(file_block(), max_size=max_size)
+
 
 # --- sources, skills, rules, configs ---------------------------------------------
 
@@ -315,15 +316,18 @@ def sources(max_size: int = 4):
     """A list of sources, maybe empty."""
     return st.lists(source(), max_size=max_size)
 
+
 SKILL_NAMES = ("x", "y", "b", "a/b", "a/x", "..", ".", "", "skills", "SKILL", "SKILL.md")
 LOCATION_PARTS = ("..", ".", "", "skills", "x", "a", "b", "SKILL.md", "SKILL", "${MEMORY_DIR}", " ")
-SKILL_ROOTS = ("/abs/skills", "rel", "", "/", "//", "../up", "a/../b", "./x", "${MEMORY_DIR}/skills", "~", "../../../../../..")
+# Roots that blocks' skills and client skills share, so their trees meet.
+SHARED_SKILL_ROOTS = ("${MEMORY_DIR}/skills", "/abs/skills")
+SKILL_ROOTS = SHARED_SKILL_ROOTS + ("rel", "", "/", "//", "../up", "a/../b", "./x", "~", "../../../../../..")
 
 
 @st.composite
 def skill_locations(draw, name: str):
     kind = draw(st.integers(0, 5))
-    root = draw(st.sampled_from(SKILL_ROOTS))
+    root = draw(mostly(st.sampled_from(SHARED_SKILL_ROOTS), st.sampled_from(SKILL_ROOTS), one_in=2))
     if kind == 0:
         return draw(st.sampled_from((None, "", "   ", "/SKILL.md", "SKILL.md", "//SKILL.md")))
     if kind == 1:
@@ -350,9 +354,18 @@ def client_skill(draw):
     return ClientSkill(name, description, draw(skill_locations(name)))
 
 
-def client_skills(max_size: int = 5):
-    """A list of client skills, maybe empty."""
-    return st.lists(client_skill(), max_size=max_size)
+@st.composite
+def client_skills(draw, max_size: int = 5):
+    """A list of client skills, maybe empty; sometimes a file and a skill folder of the same name."""
+    skills = draw(st.lists(client_skill(), max_size=max_size))
+    if rarely(draw, 4):
+        root = draw(st.sampled_from(SHARED_SKILL_ROOTS))
+        name = draw(st.sampled_from(SKILL_NAMES))
+        folder = name.split("/")[-1]
+        file = ClientSkill(f"{name}-file", None, f"{root}/{folder}")
+        skill = ClientSkill(name, None, f"{root}/{folder}/SKILL.md")
+        skills[draw(st.integers(0, len(skills))) : 0] = draw(st.permutations([file, skill]))
+    return skills
 
 
 class BareRules:
@@ -424,7 +437,7 @@ class LocalAgentType(enum.Enum):
 @st.composite
 def random_case(draw, name: str) -> str:
     flips = draw(st.lists(st.booleans(), min_size=len(name), max_size=len(name)))
-    return "".join(c.upper() if flip else c for c, flip in zip(name, flips))
+    return "".join(c.upper() if flip else c for c, flip in zip(name, flips, strict=True))
 
 
 def agent_types(names=AGENT_TYPES):
@@ -517,7 +530,7 @@ def datetimes(draw) -> dt.datetime:
         offset = dt.timedelta(seconds=draw(st.integers(-86399, 86399)))
         return naive.replace(tzinfo=dt.timezone(offset))
     if kind == "utc":
-        return naive.replace(tzinfo=draw(st.sampled_from((dt.timezone.utc, pytz.utc))))
+        return naive.replace(tzinfo=draw(st.sampled_from((dt.UTC, pytz.utc))))
     zone = pytz.timezone(draw(timezone_names))
     if kind == "localized":
         try:
@@ -532,7 +545,9 @@ timezones = st.one_of(
     st.just(""),
     timezone_names,
     timezone_names.flatmap(random_case),
-    st.sampled_from(("UTC", "utc", "us/eastern", "US/EASTERN", "Etc/GMT+5", "GMT", "Z", " UTC", "Mars/Olympus", "local")),
+    st.sampled_from(
+        ("UTC", "utc", "us/eastern", "US/EASTERN", "Etc/GMT+5", "GMT", "Z", " UTC", "Mars/Olympus", "local")
+    ),
     short_texts,
 )
 counts = st.one_of(st.integers(-5, 10**12), st.none(), st.booleans())

@@ -16,7 +16,7 @@ ref = load_reference()
 
 from memprompt.types import Block, ClientSkill, FileBlock, LLMConfig, Source, ToolUsageRules  # noqa: E402
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 HEADER = "<memory_blocks>\nThe following memory blocks are currently engaged in your core memory unit:\n"
 
 
@@ -184,12 +184,17 @@ def test_memory_filesystem():
         "</memory_filesystem>",
     )
     assert ref.Memory([]).render_memory_filesystem() == ""
-    assert ref.Memory([]).render_memory_filesystem([ClientSkill("x")]) == "\n\n<memory_filesystem>\n</memory_filesystem>"
+    assert (
+        ref.Memory([]).render_memory_filesystem([ClientSkill("x")]) == "\n\n<memory_filesystem>\n</memory_filesystem>"
+    )
 
 
 def test_available_skills():
     memory = ref.Memory([Block("", "skills/cook", "Cooks food.\nSecond line")])
-    skills = [ClientSkill("lint", " Lints code. ", "/repo/.skills/lint/SKILL.md"), ClientSkill("fmt", None, "tools/fmt.md")]
+    skills = [
+        ClientSkill("lint", " Lints code. ", "/repo/.skills/lint/SKILL.md"),
+        ClientSkill("fmt", None, "tools/fmt.md"),
+    ]
     assert memory.compile_available_skills(skills) == lines(
         "",
         "",
@@ -352,7 +357,9 @@ def test_system_message_appends_a_missing_placeholder():
     )
     assert message.startswith("Hi.\n\nMEM\n\n<memory_metadata>\n- AGENT_ID: agent-1\n- CONVERSATION_ID: conv-1\n")
     when = dt.datetime(2024, 1, 1, tzinfo=UTC)
-    assert ref.get_system_message_from_compiled_memory("Hi.", "M", "a", when, None, append_icm_if_missing=False) == "Hi."
+    assert (
+        ref.get_system_message_from_compiled_memory("Hi.", "M", "a", when, None, append_icm_if_missing=False) == "Hi."
+    )
 
 
 def test_system_message_errors_in_letta_order():
@@ -383,8 +390,16 @@ def test_fingerprint_is_xxh3_128_of_utf8_with_surrogates():
     ("call", "error", "message"),
     [
         (lambda: ref.Memory([Block(5, "h")]).compile(), TypeError, "block 0 ('h'): value must be str or None, not int"),
-        (lambda: ref.Memory([Block("", 1.5)]).compile(), TypeError, "block 0 (None): label must be str or None, not float"),
-        (lambda: ref.Memory([Block("", "h", limit="9")]).compile(), TypeError, "block 0 ('h'): limit must be int or None"),
+        (
+            lambda: ref.Memory([Block("", 1.5)]).compile(),
+            TypeError,
+            "block 0 (None): label must be str or None, not float",
+        ),
+        (
+            lambda: ref.Memory([Block("", "h", limit="9")]).compile(),
+            TypeError,
+            "block 0 ('h'): limit must be int or None",
+        ),
         (lambda: ref.Memory([], [FileBlock("", ["x"])]), TypeError, "file block 0 (None): label must be str or None"),
         (
             lambda: ref.Memory([], [FileBlock("", "f", source_id=3)]).compile(sources=[Source("s", "n")]),
@@ -393,11 +408,31 @@ def test_fingerprint_is_xxh3_128_of_utf8_with_surrogates():
         ),
         (lambda: ref.Memory([]).compile(sources=[Source(7, "n")]), TypeError, "source 0 ('n'): id must be str or None"),
         (lambda: ref.Memory([]).compile(sources=[Source("s", "n")], max_files_open="3"), TypeError, "max_files_open"),
-        (lambda: ref.Memory([]).compile_available_skills([ClientSkill(None)]), TypeError, "client skill 0: name must be str"),
-        (lambda: ref.Memory([], agent_type=3).compile(), TypeError, "agent_type must be a str, an enum with a str value"),
-        (lambda: ref.Memory([]).compile(tool_usage_rules=ToolUsageRules(1, "")), TypeError, "tool_usage_rules: description"),
-        (lambda: ref.Memory([Block("", "a/__block__")]).render_memory_filesystem(), ValueError, "block 0 ('a/__block__'): path part '__block__' is reserved"),
-        (lambda: ref.compile_memory_metadata_block("2024", None, "a"), TypeError, "memory_edit_timestamp must be a datetime"),
+        (
+            lambda: ref.Memory([]).compile_available_skills([ClientSkill(None)]),
+            TypeError,
+            "client skill 0: name must be str",
+        ),
+        (
+            lambda: ref.Memory([], agent_type=3).compile(),
+            TypeError,
+            "agent_type must be a str, an enum with a str value",
+        ),
+        (
+            lambda: ref.Memory([]).compile(tool_usage_rules=ToolUsageRules(1, "")),
+            TypeError,
+            "tool_usage_rules: description",
+        ),
+        (
+            lambda: ref.Memory([Block("", "a/__block__")]).render_memory_filesystem(),
+            ValueError,
+            "block 0 ('a/__block__'): path part '__block__' is reserved",
+        ),
+        (
+            lambda: ref.compile_memory_metadata_block("2024", None, "a"),
+            TypeError,
+            "memory_edit_timestamp must be a datetime",
+        ),
         (lambda: ref.compile_memory_metadata_block(dt.datetime(2024, 1, 1), 5, "a"), TypeError, "timezone must be str"),
     ],
 )

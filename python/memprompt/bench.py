@@ -358,7 +358,7 @@ class Results:
         return next((row for row in self.rows if row.renderer == renderer and row.case == case), None)
 
 
-_PARAM_KEYS = ("blocks", "value", "depth", "files", "rules", "agent", "agent_type", "kind")
+_PARAM_KEYS = ("blocks", "value", "depth", "files", "rules", "agent", "agent_type", "kind", "text")
 
 
 def load_results(bench_json: Path, memory_json: Path | None = None) -> Results:
@@ -707,7 +707,8 @@ def render_memory(results: Results) -> list[str]:
 
 
 RENDERER_NOTES = {
-    "plain": "`Memory.compile()` of a memgpt_agent: `<memory_blocks>`. Cases are blocks x value size (ASCII prose, every 7th block read-only).",
+    "plain": "`Memory.compile()` of a memgpt_agent: `<memory_blocks>`. Cases are blocks x value size (ASCII prose, every 7th block read-only); "
+    "`-latin1` and `-ucs2` hold some `é` (and em dashes), so Python stores them with 1 or 2 bytes a character, not as UTF-8.",
     "line-numbered": "`Memory.compile(llm_config=anthropic)` of a letta_v1_agent: every value line numbered.",
     "git memory": "`Memory.compile()` with git memory: `<self>`, nested `<memory>` tags and the `<external_projection>` tree. "
     "Of every 10 blocks 7 are `system/...`, 1 a skill and 2 external notes; labels are `depth` parts deep.",

@@ -21,6 +21,11 @@ fn block_name(kind: &str, index: usize, obj: &Bound<'_, PyAny>) -> String {
     format!("{kind} {index} ({label})")
 }
 
+/// The error for a `label` that is neither str nor None: `file block 3 (None): label must be ...`.
+pub fn label_type_error(kind: &str, index: usize, label: &Bound<'_, PyAny>) -> PyErr {
+    type_error(format!("{kind} {index} (None): label"), "str or None", label)
+}
+
 pub fn block<'s, 'py>(
     strings: &'s Strings<'py>,
     obj: &Bound<'py, PyAny>,
@@ -156,7 +161,7 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
         }
         Err(_) => Err(PyTypeError::new_err(format!(
             "agent_type must be a str, an enum with a str value, or None, not {}",
-            raw.get_type().name()?
+            obj.get_type().name()?
         ))),
     }
 }

@@ -142,24 +142,28 @@ fn read_input<'s, 'py>(
         Some(config) => inputs::is_anthropic(config)?,
         None => false,
     };
-    let blocks = inputs::blocks(strings, blocks)?;
+    // Letta never reads a react agent's blocks: a bad one is no error there.
+    let blocks = if memory::is_react(&agent_type) { Vec::new() } else { inputs::blocks(strings, blocks)? };
     let tool_usage_rules = match args.tool_usage_rules {
         Some(rules) if !rules.is_none() => Some(inputs::tool_usage_rules(strings, rules)?),
         _ => None,
     };
     strings.list_end();
-    let (sources, file_blocks) = match args.sources {
+    // max_files_open is read only when directories render, as in Letta.
+    let (sources, file_blocks, max_files_open) = match args.sources {
         Some(list) if list.is_truthy()? => {
-            (inputs::sources(strings, list)?, inputs::file_blocks(strings, file_blocks)?)
+            let sources = inputs::sources(strings, list)?;
+            let file_blocks = inputs::file_blocks(strings, file_blocks)?;
+            let max_files_open = match args.max_files_open {
+                Some(n) => {
+                    strings.arg(n);
+                    strings.int_or_none(n, || "max_files_open".to_string())?
+                }
+                None => None,
+            };
+            (sources, file_blocks, max_files_open)
         }
-        _ => (Vec::new(), Vec::new()),
-    };
-    let max_files_open = match args.max_files_open {
-        Some(n) => {
-            strings.arg(n);
-            strings.int_or_none(n, || "max_files_open".to_string())?
-        }
-        None => None,
+        _ => (Vec::new(), Vec::new(), None),
     };
     Ok(CompileInput {
         blocks,
@@ -335,9 +339,18 @@ pub fn render_memory_filesystem<'py>(
 pub fn first_of_each_label<'py>(py: Python<'py>, file_blocks: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
     let seen = PySet::empty(py)?;
     let kept = PyList::empty(py);
-    for block in file_blocks.try_iter()? {
+    for (i, block) in file_blocks.try_iter()?.enumerate() {
         let block = block?;
         let label = block.getattr(pyo3::intern!(py, "label"))?;
+        // A label is str or None (the same TypeError as when the file block is rendered);
+        // a str subclass counts as its plain text.
+        let label = if label.is_none() || label.is_exact_instance_of::<PyString>() {
+            label
+        } else if let Ok(text) = label.cast::<PyString>() {
+            to_py_str(py, Strings::new(py).text(text)?)?.into_any()
+        } else {
+            return Err(inputs::label_type_error("file block", i, &label));
+        };
         if !seen.contains(&label)? {
             seen.add(&label)?;
             kept.append(block)?;

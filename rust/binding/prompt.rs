@@ -386,7 +386,7 @@ pub fn get_system_message_from_compiled_memory<'py>(
     conversation_id: Arg<'py>,
 ) -> PyResult<Bound<'py, PyString>> {
     if user_defined_variables.is_some() {
-        return Err(PyNotImplementedError::new_err(()));
+        return Err(PyNotImplementedError::new_err("user_defined_variables is not supported"));
     }
     let strings = Strings::new(py);
     let meta = metadata(
@@ -453,10 +453,10 @@ pub fn safe_format<'py>(
     variables: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyString>> {
     let strings = Strings::new(py);
-    let Some(text) = strings.try_text(template)? else {
-        return Err(type_error("template".into(), "str", template));
-    };
-    if let (true, Ok(dict)) = (template.is_exact_instance_of::<PyString>(), variables.cast_exact::<PyDict>()) {
+    // Anything but an exact str goes to Python's own `replace` and `format_map`, as in
+    // Letta (a template that is no str raises Letta's AttributeError there).
+    if let (Ok(template), Ok(dict)) = (template.cast_exact::<PyString>(), variables.cast_exact::<PyDict>()) {
+        let text = strings.text(template)?;
         let escaped = system_message::escape_empty_fields(text);
         if let Some(pieces) = system_message::parse_simple(&escaped) {
             let mut out = Out::with_capacity(escaped.len());

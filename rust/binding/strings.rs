@@ -176,8 +176,9 @@ impl<'py> Strings<'py> {
 
     /// `f"{obj}"`: the text of any object, as an f-string renders it.
     pub fn format<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Text<'s>> {
-        if let Some(t) = self.try_text(obj)? {
-            return Ok(Cow::Borrowed(t));
+        // Only an exact str is its own text: a subclass's __format__ or __str__ decides.
+        if let Ok(s) = obj.cast_exact::<PyString>() {
+            return Ok(Cow::Borrowed(self.text(s)?));
         }
         // SAFETY: PyObject_Format with an empty spec is what an f-string calls.
         let formatted = unsafe {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from hypothesis import given
 from hypothesis import strategies as st
 from letta_bridge import assert_same, letta_kwargs, letta_memory, ref
@@ -17,4 +19,4 @@ def test_directories(memory_file_blocks, memory_sources, limit, agent_type, rule
     letta = letta_memory(**memory_kwargs)
     for kwargs in (memory_kwargs, letta_kwargs(memory_kwargs)):
         reference = ref.Memory(**kwargs)
-        assert_same(lambda: reference.compile(**compile_kwargs), lambda: letta.compile(**compile_kwargs))
+        assert_same(partial(reference.compile, **compile_kwargs), partial(letta.compile, **compile_kwargs))

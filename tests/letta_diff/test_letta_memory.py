@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from io import StringIO
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from letta_bridge import assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
 from memprompt.types import Block
-from letta_bridge import assert_same, letta_block, letta_kwargs, letta_memory, ref
 from strategies import MODES, REACT_TYPES, blocks, client_skills, file_blocks, labels, memories, texts
 
 GIT_RESERVED = {"__value__", "__description__", "__label__"}
@@ -48,7 +49,7 @@ def check_compile(memory_kwargs: dict, compile_kwargs: dict) -> None:
             with pytest.raises(ValueError, match="is reserved in git memory"):
                 reference.compile(**compile_kwargs)
         else:
-            assert_same(lambda: reference.compile(**compile_kwargs), lambda: letta.compile(**compile_kwargs))
+            assert_same(partial(reference.compile, **compile_kwargs), partial(letta.compile, **compile_kwargs))
 
 
 @given(memories())
@@ -75,7 +76,9 @@ def test_compile_git_without_reserved_names(case):
 def test_available_skills(memory_blocks, skills):
     letta = letta_memory(memory_blocks)
     for reference in (ref.Memory(memory_blocks), ref.Memory([letta_block(b) for b in memory_blocks])):
-        assert_same(lambda: reference.compile_available_skills(skills), lambda: letta.compile_available_skills(skills))
+        assert_same(
+            partial(reference.compile_available_skills, skills), partial(letta.compile_available_skills, skills)
+        )
 
 
 @given(blocks(), st.one_of(st.none(), st.just([]), client_skills()))
@@ -92,13 +95,17 @@ def test_memory_filesystem(memory_blocks, skills):
             with pytest.raises(ValueError, match="is reserved in the memory filesystem"):
                 reference.render_memory_filesystem(skills)
         else:
-            assert_same(lambda: reference.render_memory_filesystem(skills), letta_render)
+            assert_same(partial(reference.render_memory_filesystem, skills), letta_render)
 
 
 @given(file_blocks(max_size=10))
 def test_file_blocks_keep_first_of_each_label(memory_file_blocks):
     letta = letta_memory([], memory_file_blocks)
     reference = ref.Memory([], memory_file_blocks)
+    assert [(b.label, b.value) for b in reference.file_blocks] == [(b.label, b.value) for b in letta.file_blocks]
+    # Letta validates assignments too.
+    letta.file_blocks = [letta_file_block(b) for b in reversed(memory_file_blocks)]
+    reference.file_blocks = list(reversed(memory_file_blocks))
     assert [(b.label, b.value) for b in reference.file_blocks] == [(b.label, b.value) for b in letta.file_blocks]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 
 import pytest
 import pytz
@@ -21,7 +22,7 @@ def test_metadata_block(args):
 
 EVERY_ZONE_DATETIMES = [
     *SPECIAL_DATETIMES,
-    *(d.replace(tzinfo=dt.timezone.utc) for d in SPECIAL_DATETIMES),
+    *(d.replace(tzinfo=dt.UTC) for d in SPECIAL_DATETIMES),
     dt.datetime(2024, 1, 15, 9, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30, seconds=15))),
     dt.datetime(1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=-1))),
     dt.datetime(9999, 12, 31, 23, tzinfo=dt.timezone(dt.timedelta(hours=2))),
@@ -31,10 +32,9 @@ EVERY_ZONE_DATETIMES = [
 @pytest.mark.parametrize("zone", pytz.all_timezones)
 def test_metadata_every_timezone(zone):
     for when in EVERY_ZONE_DATETIMES:
-        args = {"memory_edit_timestamp": when, "timezone": zone, "agent_id": "agent-1"}
         assert_same(
-            lambda: ref.compile_memory_metadata_block(**args),
-            lambda: PromptGenerator.compile_memory_metadata_block(**args),
+            partial(ref.compile_memory_metadata_block, when, zone, "agent-1"),
+            partial(PromptGenerator.compile_memory_metadata_block, when, zone, "agent-1"),
         )
 
 

@@ -11,10 +11,12 @@ import xxhash
 from .memory import Memory
 from .metadata import compile_memory_metadata_block
 from .system_message import get_system_message_from_compiled_memory, safe_format
+from .tool_rules import compile_tool_rule_prompts
 
 __all__ = [
     "Memory",
     "compile_memory_metadata_block",
+    "compile_tool_rule_prompts",
     "fingerprint",
     "get_system_message_from_compiled_memory",
     "safe_format",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 Node = TypeVar("Node")
 # What a node lists: (text of its line, the child node for a directory or None for a file).
@@ -22,3 +23,8 @@ def draw_tree(out: list[str], root: Node, entries: Entries) -> None:
         pending.append((prefix, items, position + 1))
         if child is not None:
             pending.append((prefix + ("    " if last else "│   "), entries(child), 0))
+
+
+def first_line(description: str | None) -> str:
+    """The part of a description shown after a tree entry: its first line, stripped."""
+    return (description or "").strip().split("\n")[0].strip()

@@ -26,7 +26,9 @@ def render_directories(
     out = ["\n\n<directories>\n"]
     if max_files_open is not None:
         open_count = sum(1 for block in file_blocks if block.value)
-        out.append(f"<file_limits>\n- current_files_open={open_count}\n- max_files_open={max_files_open}\n</file_limits>\n")
+        out.append(
+            f"<file_limits>\n- current_files_open={open_count}\n- max_files_open={max_files_open}\n</file_limits>\n"
+        )
     write_file = _react_file if react else _file
     for source in sources:
         out.append(f'<directory name="{source.name}">\n')

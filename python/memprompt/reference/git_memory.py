@@ -118,7 +118,9 @@ def _raise_file_in_path(block: BlockData, parts: list[str], depth: int) -> None:
     # Letta fails here: TypeError writing into the file, AttributeError walking below it.
     error = TypeError if depth == len(parts) - 2 else AttributeError
     where = "/".join(parts[: depth + 1])
-    raise error(f"block {block.index} ({block.label!r}): {where!r} is a file in the external projection, not a directory")
+    raise error(
+        f"block {block.index} ({block.label!r}): {where!r} is a file in the external projection, not a directory"
+    )
 
 
 def _file_entries(folder: dict) -> list[tuple[str, dict | None]]:

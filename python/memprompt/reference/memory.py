@@ -28,22 +28,35 @@ class Memory:
 
     def __init__(self, blocks: Any, file_blocks: Any = None, agent_type: Any = None, git_enabled: Any = False) -> None:
         self.blocks = list(blocks)
-        self.file_blocks = first_of_each_label(file_blocks or [])
+        self.file_blocks = file_blocks
         self.agent_type = agent_type
         self.git_enabled = git_enabled
+
+    @property
+    def file_blocks(self) -> list:
+        return self._file_blocks
+
+    @file_blocks.setter
+    def file_blocks(self, file_blocks: Any) -> None:
+        # Like Letta's validator, which also runs when the field is assigned.
+        self._file_blocks = first_of_each_label(file_blocks or [])
 
     def __repr__(self) -> str:
         return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self.file_blocks)}, agent_type={self.agent_type!r})"
 
-    def compile(self, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None) -> str:
+    def compile(
+        self, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None
+    ) -> str:
         """The memory section: blocks (in the agent type's form), tool usage rules, directories.
 
         ``client_skills`` is accepted and ignored, as in Letta: skills are not part of the stored prompt.
         """
         agent_type = agent_type_name(self.agent_type)
         react = agent_type in REACT_TYPES
-        anthropic = bool(llm_config) and hasattr(llm_config, "model_endpoint_type") and (
-            llm_config.model_endpoint_type == "anthropic"
+        anthropic = (
+            bool(llm_config)
+            and hasattr(llm_config, "model_endpoint_type")
+            and (llm_config.model_endpoint_type == "anthropic")
         )
         out = []
         if not react:

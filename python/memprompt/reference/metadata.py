@@ -43,7 +43,8 @@ def compile_memory_metadata_block(
         raise TypeError(f"archival_memory_size must be int or None, not {type_name(archival_memory_size)}")
     if archival_memory_size is not None and archival_memory_size > 0:
         lines.append(
-            f"- {archival_memory_size} total memories you created are stored in archival memory (use tools to access them)"
+            f"- {archival_memory_size} total memories you created are stored in archival memory"
+            " (use tools to access them)"
         )
     if archive_tags:
         lines.append(f"- Available archival memory tags: {', '.join(archive_tags)}")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import posixpath
 
-from ._tree import draw_tree
+from ._tree import draw_tree, first_line
 from .fields import BlockData, ClientSkillData
-from .tree_view import first_line
 
 SKILL_FILE = "/SKILL.md"
 

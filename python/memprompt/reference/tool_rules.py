@@ -29,6 +29,9 @@ among themselves), then parent_last_tool, then exit_loop; input order within
 each group. An empty text is skipped. The block's value has its NUL characters
 removed (Letta's Block validator does it).
 
+The Rust core renders the common inputs itself and hands the others, one rule
+at a time, to :func:`validate_rule` and :meth:`ValidatedRule.render` here.
+
 Inputs, as Letta validates them
 -------------------------------
 Letta's solver is a pydantic model: ``rules`` and every rule in it go through
@@ -177,7 +180,9 @@ class ValidatedRule:
 
     __slots__ = ("kind", "group", "tool_name", "children", "max_count_limit", "instance")
 
-    def __init__(self, kind: str, tool_name: Any = None, children: Any = (), max_count_limit: Any = None, instance: Any = None):
+    def __init__(
+        self, kind: str, tool_name: Any = None, children: Any = (), max_count_limit: Any = None, instance: Any = None
+    ):
         self.kind = kind
         self.group = GROUP_OF[kind]
         self.tool_name = tool_name
@@ -195,11 +200,9 @@ class ValidatedRule:
             return rule.render_prompt()  # a subclass of Letta's class: it may override render_prompt
         if self.kind in (RUN_FIRST, REQUIRES_APPROVAL):
             return None
-        # Read the fields in the order Letta's f-strings read them.
-        children = rule.children if self.kind in (CONSTRAIN_CHILD_TOOLS, PARENT_LAST_TOOL) else ()
-        if self.kind == CONSTRAIN_CHILD_TOOLS:
-            children = list(children)
-        children_text = ", ".join(children) if self.kind in (CONSTRAIN_CHILD_TOOLS, PARENT_LAST_TOOL) else ""
+        children_text = ""
+        if self.kind in (CONSTRAIN_CHILD_TOOLS, PARENT_LAST_TOOL):
+            children_text = ", ".join(rule.children)  # joined before tool_name is read, as in Letta
         tool_name = rule.tool_name
         max_count_limit = rule.max_count_limit if self.kind == MAX_COUNT_PER_STEP else None
         return render_prompt(self.kind, tool_name, [children_text], max_count_limit)
@@ -245,8 +248,7 @@ def validate_rule(rule: Any, index: int = 0) -> ValidatedRule:
         raise InvalidRule(f"{where}: unknown type {tag!r}")
     where = f"{where} ({kind})"
 
-    letta_class = _letta_class(type(rule), LETTA_CLASS[kind])
-    if letta_class is not None:
+    if _letta_class(type(rule), LETTA_CLASS[kind]) is not None:
         return ValidatedRule(kind, instance=rule)  # Letta's own object: pydantic takes it as it is
 
     if isinstance(rule, Mapping):
@@ -279,7 +281,9 @@ def validate_rule(rule: Any, index: int = 0) -> ValidatedRule:
     if kind == RUN_FIRST:
         _optional(get("args"), _as_str_keyed_mapping, f"{where}: args")
     elif kind in (CONSTRAIN_CHILD_TOOLS, PARENT_LAST_TOOL):
-        children = [_as_str(c, f"{where}: children[{i}]") for i, c in enumerate(_as_list(get("children"), f"{where}: children"))]
+        children = [
+            _as_str(c, f"{where}: children[{i}]") for i, c in enumerate(_as_list(get("children"), f"{where}: children"))
+        ]
         if kind == CONSTRAIN_CHILD_TOOLS:
             nodes = _optional(get("child_arg_nodes"), _as_list, f"{where}: child_arg_nodes")
             names = [_node_name(node, f"{where}: child_arg_nodes[{i}]") for i, node in enumerate(nodes or ())]
@@ -466,7 +470,9 @@ def _int_from_float(number: float, what: str) -> int:
 
 
 # pydantic trims with Rust's str::trim: Unicode White_Space, which is not str.isspace().
-_RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_RUST_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+)
 _MAX_LENGTH = 4300
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ._tree import draw_tree
+from ._tree import draw_tree, first_line
 from .fields import BlockData
 
 # Letta stores a file that is also a directory under this key of the directory.
@@ -46,10 +46,6 @@ def render_memory_filesystem(blocks: list[BlockData], has_client_skills: bool) -
     draw_tree(out, _Folder(root, is_root=True, in_system=False, skills_root=False), _entries)
     out.append("</memory_filesystem>")
     return "".join(out)
-
-
-def first_line(description: str | None) -> str:
-    return (description or "").strip().split("\n")[0].strip()
 
 
 def _entries(folder: _Folder) -> list[tuple[str, _Folder | None]]:

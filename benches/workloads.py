@@ -250,7 +250,9 @@ class Env:
         try:
             return self.letta.LLMConfig(model=model, model_endpoint_type=endpoint_type, context_window=context_window)
         except ValueError:
-            return self.letta.LLMConfig.model_construct(model=model, model_endpoint_type=endpoint_type, context_window=context_window)
+            return self.letta.LLMConfig.model_construct(
+                model=model, model_endpoint_type=endpoint_type, context_window=context_window
+            )
 
     def client_skill(self, name: str, description: str, location: str) -> Any:
         if self.letta is None:
@@ -439,7 +441,9 @@ def git_blocks(env: Env, n: int, depth: int, value_size: int = 500) -> list[Any]
 def client_skills(env: Env) -> list[Any]:
     """Six client skills: three location roots, a default location, and a name already in memory."""
     return [
-        env.client_skill("pdf-tools", "Read, split and merge PDF files.\nUses poppler.", "/home/ann/.letta/skills/pdf-tools/SKILL.md"),
+        env.client_skill(
+            "pdf-tools", "Read, split and merge PDF files.\nUses poppler.", "/home/ann/.letta/skills/pdf-tools/SKILL.md"
+        ),
         env.client_skill("deploy", "Deploy the app to staging.", "/home/ann/.letta/skills/deploy/SKILL.md"),
         env.client_skill("lint", "Run the linters of this repository.", "project/.skills/dev/lint/SKILL.md"),
         env.client_skill("notes", "Keep meeting notes.", ""),
@@ -865,7 +869,9 @@ def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
     return cases
 
 
-def _git_grid(renderer: str, prepare: Callable[[int, int], Callable[[Env], Prepared]]) -> list[Case]:
+def _git_grid(
+    renderer: str, prepare: Callable[[int, int], Callable[[Env], Prepared]], memory: tuple[tuple[int, int], ...]
+) -> list[Case]:
     # (blocks, label depth, quick). 10,000 blocks at depth 50 would be a ~50 MB prompt: not run.
     grid = [
         (10, 1, True),
@@ -883,7 +889,7 @@ def _git_grid(renderer: str, prepare: Callable[[int, int], Callable[[Env], Prepa
             f"{n}-blocks-depth-{depth}",
             prepare(n, depth),
             quick=quick,
-            memory=(n, depth) in ((10_000, 5), (1000, 5)),
+            memory=(n, depth) in memory,
             params={"blocks": n, "depth": depth},
         )
         for n, depth, quick in grid
@@ -895,11 +901,19 @@ def all_cases() -> list[Case]:
     cases: list[Case] = []
     cases += _block_cases("plain", line_numbered=False)
     cases += _block_cases("line-numbered", line_numbered=True)
-    cases += _git_grid("git memory", prepare_git)
-    cases += _git_grid("tree view", prepare_tree_view)
-    cases += _git_grid("available skills", prepare_skills)
+    # Memory is measured where the output is large enough for page-granular RSS (~0.5 MB and more).
+    cases += _git_grid("git memory", prepare_git, memory=((1000, 5), (10_000, 5)))
+    cases += _git_grid("tree view", prepare_tree_view, memory=((1000, 50), (10_000, 5)))
+    cases += _git_grid("available skills", prepare_skills, memory=((10_000, 5),))
     cases += [
-        Case("directories", f"{files}-files", prepare_directories(files), quick=files in (10, 1000), memory=files == 1000, params={"files": files})
+        Case(
+            "directories",
+            f"{files}-files",
+            prepare_directories(files),
+            quick=files in (10, 1000),
+            memory=files == 1000,
+            params={"files": files},
+        )
         for files in (1, 10, 100, 1000)
     ]
     cases += [Case("metadata", "block", prepare_metadata, quick=True)]
@@ -909,7 +923,7 @@ def all_cases() -> list[Case]:
             f"{n}x{_size(size)}",
             prepare_system_message(n, size),
             quick=quick,
-            memory=n == 200 or (quick and n == 20),
+            memory=n == 200,
             params={"blocks": n, "value": size, "files": 8, "rules": len(RULES)},
         )
         for n, size, quick in ((5, 2 * KB, True), (20, 5 * KB, True), (200, 5 * KB, False))
@@ -960,7 +974,10 @@ def slug(text: str) -> str:
 
 def describe() -> str:
     """The cases, one per line (``python benches/workloads.py``)."""
-    return "\n".join(f"{case.id}{'  [quick]' if case.quick else ''}{'  [memory]' if case.memory else ''}  {json.dumps(case.params)}" for case in CASES)
+    return "\n".join(
+        f"{case.id}{'  [quick]' if case.quick else ''}{'  [memory]' if case.memory else ''}  {json.dumps(case.params)}"
+        for case in CASES
+    )
 
 
 if __name__ == "__main__":

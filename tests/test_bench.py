@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from memprompt import bench
 
 BENCHES = Path(__file__).resolve().parent.parent / "benches"
@@ -68,12 +67,20 @@ US = 1e-6
 
 def sample(tmp_path: Path, letta: bool = True) -> bench.Results:
     benchmarks = []
-    benchmarks += row("plain", "5x2KB", {"memprompt": 2 * US, "reference": 14 * US, "letta": 10 * US, "floor": 0.7 * US}, 11_000, 0)
-    benchmarks += row("plain", "20x5KB", {"memprompt": 10 * US, "reference": 60 * US, "letta": 40 * US, "floor": 6 * US}, 104_000, 1)
-    benchmarks += row("plain", "10x1MB", {"memprompt": 900 * US, "reference": 9000 * US, "letta": 8000 * US, "floor": 400 * US}, 10_000_000, 2)
+    benchmarks += row(
+        "plain", "5x2KB", {"memprompt": 2 * US, "reference": 14 * US, "letta": 10 * US, "floor": 0.7 * US}, 11_000, 0
+    )
+    benchmarks += row(
+        "plain", "20x5KB", {"memprompt": 10 * US, "reference": 60 * US, "letta": 40 * US, "floor": 6 * US}, 104_000, 1
+    )
+    benchmarks += row(
+        "plain", "10x1MB", {"memprompt": 900 * US, "reference": 9000 * US, "letta": 8000 * US, "floor": 400 * US}, 10_000_000, 2
+    )
     benchmarks += row("metadata", "block", {"memprompt": 3 * US, "reference": 9 * US, "letta": 8 * US, "floor": 0.1 * US}, 400, 3)
     for i, (name, speedup) in enumerate((("a", 12.0), ("b", 15.0), ("c", 1.5))):
-        benchmarks += row("real agents", name, {"memprompt": 10 * US, "letta": 10 * US * speedup, "floor": 1 * US}, 20_000, 10 + i)
+        benchmarks += row(
+            "real agents", name, {"memprompt": 10 * US, "letta": 10 * US * speedup, "floor": 1 * US}, 20_000, 10 + i
+        )
     if not letta:
         benchmarks = [b for b in benchmarks if b["extra_info"]["impl"] != "letta"]
     return bench.load_results(write_json(tmp_path / "bench.json", benchmarks, letta))

@@ -146,10 +146,22 @@ def test_git_memory():
     )
 
 
-def test_git_memory_refuses_letta_internal_key_names():
-    memory = ref.Memory([Block("v", "system/a/__value__")], git_enabled=True)
-    with pytest.raises(ValueError, match=r"block 0 \('system/a/__value__'\): path part '__value__' is reserved"):
-        memory.compile()
+def test_git_memory_internal_key_names_render_as_letta_does():
+    # Letta keeps a tag's fields under "__value__" etc. in the same dict as its
+    # children: this label turns the value of tag "a" into a dict, and prints its repr.
+    memory = ref.Memory([Block("v", "system/a/__value__/b")], git_enabled=True)
+    assert memory.compile().endswith(
+        "<memory>\n<a>\n  <projection>$MEMORY_DIR/system/a.md</projection>\n"
+        "  {'b': {'__value__': 'v', '__description__': '', '__label__': 'system/a/__value__/b'}}\n"
+        "</a>\n</memory>"
+    )
+
+
+def test_memory_filesystem_block_part_is_the_directory_s_own_file():
+    memory = ref.Memory([Block("", "a/__block__", "About a")])
+    assert memory.render_memory_filesystem() == (
+        "\n\n<memory_filesystem>\n├── a/\n└── a.md (About a)\n</memory_filesystem>"
+    )
 
 
 @pytest.mark.parametrize(
@@ -422,11 +434,6 @@ def test_fingerprint_is_xxh3_128_of_utf8_with_surrogates():
             lambda: ref.Memory([]).compile(tool_usage_rules=ToolUsageRules(1, "")),
             TypeError,
             "tool_usage_rules: description",
-        ),
-        (
-            lambda: ref.Memory([Block("", "a/__block__")]).render_memory_filesystem(),
-            ValueError,
-            "block 0 ('a/__block__'): path part '__block__' is reserved",
         ),
         (
             lambda: ref.compile_memory_metadata_block("2024", None, "a"),

@@ -53,7 +53,10 @@ MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "1310
 
 
 #: The renderers whose memory ``--quick`` measures (the full run measures every renderer).
-QUICK_MEMORY = ("plain", "line-numbered", "system message")
+QUICK_MEMORY = ("plain", "line-numbered", "git memory")
+
+#: Below this output size, RSS pages and heap growth make a peak uncertain by ~0.1 MB.
+SMALL_OUTPUT = 256_000
 
 
 class BenchError(Exception):
@@ -174,6 +177,9 @@ def run_timing(suite: Path, bench_json: Path, quick: bool, extra: Sequence[str] 
     if bench_json.is_file():
         # Record how loaded the machine was: a busy machine inflates every column alike.
         data = json.loads(bench_json.read_text())
+        for benchmark in data.get("benchmarks", []):
+            # Every round's time: ~2 MB a benchmark for the fast ones. The statistics stay.
+            (benchmark.get("stats") or {}).pop("data", None)
         data.setdefault("machine_info", {}).setdefault("memprompt_bench", {}).update(
             load_before=load_before, load_after=_load(), wall_seconds=round(time.monotonic() - started, 1), quick=quick
         )
@@ -383,7 +389,9 @@ def load_results(bench_json: Path, memory_json: Path | None = None) -> Results:
         row.median[info["impl"]] = bench["stats"]["median"]
         row.rounds[info["impl"]] = bench["stats"]["rounds"]
     memory = json.loads(Path(memory_json).read_text()) if memory_json else None
-    return Results(list(rows.values()), data.get("machine_info", {}), data.get("datetime", ""), data.get("commit_info", {}), memory)
+    return Results(
+        list(rows.values()), data.get("machine_info", {}), data.get("datetime", ""), data.get("commit_info", {}), memory
+    )
 
 
 # -- goals -----------------------------------------------------------------------
@@ -536,7 +544,9 @@ def judge(goal: Goal, results: Results) -> Verdict:
 
 def per_byte_growth(rows: Iterable[Row], impl: str) -> tuple[float, float] | None:
     """(largest over smallest output, worst over any smaller output) of ``impl``'s time per output byte."""
-    points = sorted((row.output_bytes, row.median[impl] / row.output_bytes) for row in rows if impl in row.median and row.output_bytes)
+    points = sorted(
+        (row.output_bytes, row.median[impl] / row.output_bytes) for row in rows if impl in row.median and row.output_bytes
+    )
     if len(points) < 2 or points[0][0] == points[-1][0]:
         return None
     first_last = points[-1][1] / points[0][1]
@@ -624,7 +634,11 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
         "# memprompt benchmarks",
         "",
         f"Made by `memprompt bench{' --quick' if quick else ''}` on {results.when[:19].replace('T', ' ')} UTC"
-        + (f", commit {commit.get('id', '')[:10]}{' (with uncommitted changes)' if commit.get('dirty') else ''}" if commit.get("id") else "")
+        + (
+            f", commit {commit.get('id', '')[:10]}{' (with uncommitted changes)' if commit.get('dirty') else ''}"
+            if commit.get("id")
+            else ""
+        )
         + (f", in {info['wall_seconds']:.0f} s" if info.get("wall_seconds") else "")
         + ".",
         "",
@@ -632,10 +646,14 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
         "",
         "Each case runs every implementation on the same input objects (Letta's own pydantic objects when Letta is present; "
         "memprompt and the reference read them with `getattr`) and asserts that each output equals the reference's. "
-        "Times are pytest-benchmark medians. The **floor** is `bytes.decode(\"utf-8\")` of the output's UTF-8 bytes: the cost of "
+        'Times are pytest-benchmark medians. The **floor** is `bytes.decode("utf-8")` of the output\'s UTF-8 bytes: the cost of '
         "making a Python `str` of that size from bytes already in memory; `xfloor` is a time divided by it. "
         "`memprompt/Letta` below 1 means memprompt is faster (the speed-up is in brackets). "
-        "memprompt renders in full each time (its compile cache is cleared), except in *recompile*, which measures the cache hit.",
+        "memprompt renders in full each time (its compile cache is cleared), except in *recompile*, "
+        "which measures the cache hit.",
+        "",
+        "The machine was shared with other jobs while this ran (load average above): medians of runs minutes apart "
+        "differ by up to ~30% for the same code, so a ratio near a goal's threshold is not a clear pass or miss.",
         "",
     ]
     extension = info.get("extension") or {}
@@ -647,13 +665,22 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
     for goal in GOALS:
         verdict = judge(goal, results)
         mark = {"met": "**met**", "missed": "**missed**"}.get(verdict.status, verdict.status)
-        scale = verdict.letta_here + (f" ({goal.issue_letta})" if goal.issue_letta else "") if verdict.letta_here else (goal.issue_letta or "")
+        scale = (
+            verdict.letta_here + (f" ({goal.issue_letta})" if goal.issue_letta else "")
+            if verdict.letta_here
+            else (goal.issue_letta or "")
+        )
         lines.append(f"| {goal.title} | {verdict.measured} | {scale} | {mark} |")
     lines += [""]
     for renderer in results.renderers():
-        lines += [f"## {renderer}", "", RENDERER_NOTES.get(renderer, ""), ""] if RENDERER_NOTES.get(renderer) else [f"## {renderer}", ""]
+        lines += (
+            [f"## {renderer}", "", RENDERER_NOTES.get(renderer, ""), ""]
+            if RENDERER_NOTES.get(renderer)
+            else [f"## {renderer}", ""]
+        )
         lines += [
-            "| case | output | floor | memprompt | xfloor | reference | xfloor | Letta | xfloor | memprompt/Letta | memprompt/reference |",
+            "| case | output | floor | memprompt | xfloor | reference | xfloor | Letta | xfloor "
+            "| memprompt/Letta | memprompt/reference |",
             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         for row in results.of(renderer):
@@ -667,7 +694,11 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
             lines.append("| " + " | ".join(cells) + " |")
         growth = per_byte_growth(results.of(renderer), "memprompt")
         if growth and renderer not in ("real agents", "rebuild decision", "recompile"):
-            lines += ["", f"memprompt's time per output byte, largest output over smallest: {growth[0]:.2f}x (worst over any smaller output: {growth[1]:.2f}x)."]
+            lines += [
+                "",
+                f"memprompt's time per output byte, largest output over smallest: {growth[0]:.2f}x "
+                f"(worst over any smaller output: {growth[1]:.2f}x).",
+            ]
         lines.append("")
     lines += render_memory(results)
     lines += METHOD_NOTES
@@ -694,7 +725,8 @@ def render_memory(results: Results) -> list[str]:
     for (renderer, case), records in by_case.items():
         any_record = next(iter(records.values()))
         out = any_record["output_bytes"]
-        cells = [f"{renderer}/{case}", fmt_bytes(out), fmt_bytes(any_record["str_bytes"])]
+        small = " (*)" if out < SMALL_OUTPUT else ""
+        cells = [f"{renderer}/{case}{small}", fmt_bytes(out), fmt_bytes(any_record["str_bytes"])]
         for impl in ("memprompt", "reference", "letta", "floor"):
             record = records.get(impl)
             if record is None:
@@ -702,25 +734,31 @@ def render_memory(results: Results) -> list[str]:
             else:
                 cells.append(f"{record['peak_bytes'] / out:.2f}x ({record['traced_bytes'] / out:.2f}x)")
         lines.append("| " + " | ".join(cells) + " |")
+    if any(record["output_bytes"] < SMALL_OUTPUT for record in memory["records"]):
+        lines += ["", f"(*) Output under {fmt_bytes(SMALL_OUTPUT)}: pages and heap growth blur these by ~0.1 MB."]
     lines += ["", f"Method: {memory.get('method', '')}. See *Method* below.", ""]
     return lines
 
 
 RENDERER_NOTES = {
-    "plain": "`Memory.compile()` of a memgpt_agent: `<memory_blocks>`. Cases are blocks x value size (ASCII prose, every 7th block read-only); "
-    "`-latin1` and `-ucs2` hold some `é` (and em dashes), so Python stores them with 1 or 2 bytes a character, not as UTF-8.",
+    "plain": "`Memory.compile()` of a memgpt_agent: `<memory_blocks>`. Cases are blocks x value size "
+    "(ASCII prose, every 7th block read-only); `-latin1` and `-ucs2` hold some `é` (and em dashes), so Python "
+    "stores them with 1 or 2 bytes a character, not as UTF-8 (and decoding UTF-8, the floor, is no longer a lower bound).",
     "line-numbered": "`Memory.compile(llm_config=anthropic)` of a letta_v1_agent: every value line numbered.",
     "git memory": "`Memory.compile()` with git memory: `<self>`, nested `<memory>` tags and the `<external_projection>` tree. "
     "Of every 10 blocks 7 are `system/...`, 1 a skill and 2 external notes; labels are `depth` parts deep.",
     "tree view": "`<memory_filesystem>` of the same memories (Letta: `_render_memory_filesystem`).",
     "available skills": "`compile_available_skills(client_skills)` on the same memories, with 6 client skills.",
-    "directories": "`Memory.compile(sources=..., max_files_open=...)`: one source per 20 files, two files in three open (3 KB each).",
+    "directories": "`Memory.compile(sources=..., max_files_open=...)`: one source per 20 files, "
+    "two files in three open (3 KB each).",
     "metadata": "`compile_memory_metadata_block` (America/New_York, archival count and tags).",
-    "system message": "The whole message[0] rebuild: tool rules (one of each type) -> `Memory.compile` (blocks, 8 files in 2 sources) "
-    "-> `get_system_message_from_compiled_memory`.",
-    "real agents": "The same rebuild for every agent of the shared agent files (`memprompt.agentfile`), converted to Letta's objects.",
-    "rebuild decision": "Is message[0] current (memory unchanged)? memprompt: `needs_rebuild(template, compiled, text, stamp=...)` "
-    "(recorded fingerprints). Letta: `template not in text` and `memory not in text`. Reference: xxhash of template and memory. "
+    "system message": "The whole message[0] rebuild: tool rules (one of each type) -> `Memory.compile` "
+    "(blocks, 8 files in 2 sources) -> `get_system_message_from_compiled_memory`.",
+    "real agents": "The same rebuild for every agent of the shared agent files (`memprompt.agentfile`), "
+    "converted to Letta's objects.",
+    "rebuild decision": "Is message[0] current (memory unchanged)? memprompt: "
+    "`needs_rebuild(template, compiled, text, stamp=...)` (recorded fingerprints). "
+    "Letta: `template not in text` and `memory not in text`. Reference: xxhash of template and memory. "
     "Output size and floor: the stored message.",
     "recompile": "`Memory.compile()` again with nothing changed: memprompt's second call returns its cached result; "
     "the reference and Letta render in full.",
@@ -735,7 +773,8 @@ METHOD_NOTES = [
     "- Grids: blocks 1 to 10,000 and values 100 B to 1 MB, but not their product: 10,000 x 1 MB would be a 10 GB prompt; "
     "the largest cases are 10 x 1 MB and 10,000 x 1 KB (~10 MB). Git memory: 10 to 10,000 blocks, depth 1 to 50, "
     "but 10,000 x depth 50 (a ~50 MB prompt) is not run. Letta runs every case that is run.",
-    "- memprompt's `Memory` caches its last compile; a full render clears the cache first (`memory._cache.clear()`, inside the timing).",
+    "- memprompt's `Memory` caches its last compile; a full render clears the cache first "
+    "(`memory._cache.clear()`, inside the timing).",
     "- Memory: a fresh Python per run, glibc told to give every allocation of 64 KiB or more its own pages "
     "(`MALLOC_MMAP_THRESHOLD_=65536`), so freed memory cannot hide a peak. Before each call: `gc.collect()`, `malloc_trim(0)`, "
     "and the peak RSS is reset (`echo 5 > /proc/self/clear_refs`); after it, `VmHWM - VmRSS` from `/proc/self/status` is the "
@@ -790,9 +829,9 @@ def write_chart(results: Results, path: Path) -> bool:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     for ax in axes.flat:
-        h, l = ax.get_legend_handles_labels()
-        if len(h) > len(handles):
-            handles, labels = h, l
+        panel_handles, panel_labels = ax.get_legend_handles_labels()
+        if len(panel_handles) > len(handles):
+            handles, labels = panel_handles, panel_labels
     fig.legend(handles, labels, loc="upper center", ncol=4, frameon=False, fontsize=10, bbox_to_anchor=(0.5, 1.0))
     fig.suptitle(f"memprompt vs reference vs Letta: {_machine_line(results)}", fontsize=8, y=0.965)
     fig.tight_layout(rect=(0, 0, 1, 0.95))

@@ -20,8 +20,8 @@ if str(TESTS_DIR) not in sys.path:
 from _load_reference import load_by_path  # noqa: E402
 
 # The reference is pure Python but memprompt/__init__.py imports the Rust extension,
-# which this venv does not have: register a bare `memprompt` package (its __path__ is
-# python/memprompt) and import memprompt.reference and memprompt.types under it.
+# which Letta's venv may not have: unless memprompt is already imported, register a bare
+# `memprompt` package (its __path__ is python/memprompt) and import the reference under it.
 load_by_path()
 
 from strategies import register_profiles  # noqa: E402

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from letta_bridge import assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
 from memprompt.types import Block
-from strategies import MODES, REACT_TYPES, blocks, client_skills, file_blocks, labels, memories, texts
+from strategies import MODES, blocks, client_skills, file_blocks, labels, memories, texts
 
 GIT_RESERVED = {"__value__", "__description__", "__label__"}
 
@@ -19,37 +19,11 @@ def _label_parts(label: str) -> list[str]:
     return [part for part in label.split("/") if part]
 
 
-def _is_react(agent_type) -> bool:
-    raw = agent_type.value if hasattr(agent_type, "value") else (agent_type or "")
-    return raw.lower() in REACT_TYPES
-
-
-def refused_by_git_memory(memory_kwargs: dict) -> bool:
-    """Git memory with a system/ label that Letta's tag tree cannot hold (it hides the block or prints a dict)."""
-    if not memory_kwargs["git_enabled"] or _is_react(memory_kwargs["agent_type"]):
-        return False
-    return any(
-        b.label
-        and b.label.startswith("system/")
-        and b.label != "system/persona"
-        and GIT_RESERVED & set(_label_parts(b.label[len("system/") :]))
-        for b in memory_kwargs["blocks"]
-    )
-
-
-def refused_by_filesystem(memory_blocks) -> bool:
-    return any("__block__" in _label_parts(b.label or "block") for b in memory_blocks)
-
-
 def check_compile(memory_kwargs: dict, compile_kwargs: dict) -> None:
     letta = letta_memory(**memory_kwargs)
     for kwargs in (memory_kwargs, letta_kwargs(memory_kwargs)):
         reference = ref.Memory(**kwargs)
-        if refused_by_git_memory(memory_kwargs):
-            with pytest.raises(ValueError, match="is reserved in git memory"):
-                reference.compile(**compile_kwargs)
-        else:
-            assert_same(partial(reference.compile, **compile_kwargs), partial(letta.compile, **compile_kwargs))
+        assert_same(partial(reference.compile, **compile_kwargs), partial(letta.compile, **compile_kwargs))
 
 
 @given(memories())
@@ -91,11 +65,7 @@ def test_memory_filesystem(memory_blocks, skills):
         return out.getvalue()
 
     for reference in (ref.Memory(memory_blocks), ref.Memory([letta_block(b) for b in memory_blocks])):
-        if memory_blocks and refused_by_filesystem(memory_blocks):
-            with pytest.raises(ValueError, match="is reserved in the memory filesystem"):
-                reference.render_memory_filesystem(skills)
-        else:
-            assert_same(partial(reference.render_memory_filesystem, skills), letta_render)
+        assert_same(partial(reference.render_memory_filesystem, skills), letta_render)
 
 
 @given(file_blocks(max_size=10))

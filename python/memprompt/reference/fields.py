@@ -30,12 +30,9 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   checked only when directories render.
 - ``agent_type``: None, a str, or an object whose ``.value`` is a str, else
   ``TypeError(f"agent_type must be a str, an enum with a str value, or None, not {type}")``.
-- Labels Letta's trees cannot hold: in git memory, a ``system/`` label other than
-  ``system/persona`` with a path part ``__value__``, ``__description__`` or
-  ``__label__`` (Letta hides the block or prints a dict's repr):
-  ``ValueError(f"block {i} ({label!r}): path part {part!r} is reserved in git memory")``;
-  in the memory filesystem, a path part ``__block__``:
-  ``ValueError(f"block {i} ({label!r}): path part '__block__' is reserved in the memory filesystem")``.
+- Label parts named like Letta's internal keys (``__value__``, ``__description__``,
+  ``__label__`` in git memory, ``__block__`` in the memory filesystem) render
+  exactly as Letta renders them, odd as that is (a hidden block, a dict's repr).
 - Where Letta's tree code crashes (a path that runs through a name already
   holding a file), we raise its exception type, TypeError when that file is the
   path's parent and AttributeError when it is further up, with a clear message.

@@ -10,19 +10,11 @@ from .fields import BlockData
 
 SYSTEM = "system/"
 PERSONA = "system/persona"
-# Letta keeps a leaf's fields in the same dict as its children, under these keys.
-RESERVED_PARTS = frozenset({"__value__", "__description__", "__label__"})
-
-
-class _Tag:
-    """A tag under ``<memory>``: child tags by name, and the block that ends here, if any."""
-
-    __slots__ = ("children", "value", "description")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _Tag] = {}
-        self.value: str | None = None
-        self.description = ""
+# A tag is a dict of its child tags plus, when a block ends there, the block's fields
+# under these keys. A label part with one of these names reaches into the fields (and
+# Letta then prints a dict's repr), so the tree keeps exactly this shape.
+VALUE, DESCRIPTION, LABEL = "__value__", "__description__", "__label__"
+FIELDS = (VALUE, DESCRIPTION, LABEL)
 
 
 def render_git(blocks: list[BlockData]) -> str:
@@ -51,28 +43,34 @@ def _path_parts(label: str) -> list[str]:
     return [part for part in label.split("/") if part]
 
 
-def _tag_tree(blocks: list[BlockData]) -> _Tag:
-    root = _Tag()
+def _tag_tree(blocks: list[BlockData]) -> dict:
+    root: dict = {}
     for block in blocks:
         parts = _path_parts(block.label[len(SYSTEM) :])
-        for part in parts:
-            if part in RESERVED_PARTS:
-                raise ValueError(f"block {block.index} ({block.label!r}): path part {part!r} is reserved in git memory")
         if not parts:
             continue
         tag = root
-        for part in parts:
-            tag = tag.children.setdefault(part, _Tag())
-        # A later block with the same path replaces the earlier one.
-        tag.value = block.value or ""
-        tag.description = (block.description or "").strip()
+        for part in parts[:-1]:
+            if not isinstance(tag.get(part), dict):
+                tag[part] = {}
+            tag = tag[part]
+        fields = {VALUE: block.value or "", DESCRIPTION: (block.description or "").strip(), LABEL: block.label}
+        leaf = tag.get(parts[-1])
+        if isinstance(leaf, dict):
+            leaf.update(fields)  # a block that is also a directory of tags
+        else:
+            tag[parts[-1]] = fields  # a later block with the same path replaces the earlier one
     return root
 
 
-def _write_tags(out: list[str], root: _Tag) -> None:
+def _child_tags(tag: dict):
+    return iter(sorted((key, child) for key, child in tag.items() if key not in FIELDS))
+
+
+def _write_tags(out: list[str], root: dict) -> None:
     path: list[str] = []
     # Each frame: the open tag's name (None for the root) and its remaining children.
-    frames = [(None, iter(sorted(root.children.items())))]
+    frames: list = [(None, _child_tags(root))]
     while frames:
         name, children = frames[-1]
         pad = "  " * (len(frames) - 1)
@@ -86,14 +84,15 @@ def _write_tags(out: list[str], root: _Tag) -> None:
         key, tag = step
         path.append(key)
         out.append(f"{pad}<{key}>\n")
-        if tag.value is not None:
+        if VALUE in tag:
             out.append(f"{pad}  <projection>$MEMORY_DIR/system/{'/'.join(path)}.md</projection>\n")
-            if tag.description:
-                out.append(f"{pad}  <description>{tag.description}</description>\n")
-            value = tag.value.rstrip("\n")
-            if value:
-                out.append(f"{pad}  {value}\n")
-        frames.append((key, iter(sorted(tag.children.items()))))
+        description = str(tag.get(DESCRIPTION) or "").rstrip("\n")
+        if description:
+            out.append(f"{pad}  <description>{description}</description>\n")
+        value = str(tag.get(VALUE) or "").rstrip("\n")
+        if value:
+            out.append(f"{pad}  {value}\n")
+        frames.append((key, _child_tags(tag)))
 
 
 def _file_tree(blocks: list[BlockData]) -> dict:

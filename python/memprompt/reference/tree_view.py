@@ -7,18 +7,33 @@ from typing import NamedTuple
 from ._tree import draw_tree, first_line
 from .fields import BlockData
 
-# Letta stores a file that is also a directory under this key of the directory.
-RESERVED_PART = "__block__"
+# A label part with this name is a directory's own file (Letta keeps it under this key).
+OWN_FILE = "__block__"
 
 
 class _Entry:
-    """A name in the tree: a directory when it has children, a file when it has a block."""
+    """A name in the tree: a file (one block) or a directory, which may also have its own file.
 
-    __slots__ = ("children", "block")
+    A directory's own file is usually a file entry, but a label like ``a/__block__/b``
+    puts a directory there, which shows as ``a.md`` with no description.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("children", "block", "is_dir", "own")
+
+    def __init__(self, block: BlockData | None = None, is_dir: bool = False, own: _Entry | None = None) -> None:
         self.children: dict[str, _Entry] = {}
-        self.block: BlockData | None = None
+        self.block = block
+        self.is_dir = is_dir
+        self.own = own
+
+    def get(self, part: str) -> _Entry | None:
+        return self.own if part == OWN_FILE else self.children.get(part)
+
+    def put(self, part: str, entry: _Entry) -> None:
+        if part == OWN_FILE:
+            self.own = entry
+        else:
+            self.children[part] = entry
 
 
 class _Folder(NamedTuple):
@@ -31,17 +46,22 @@ class _Folder(NamedTuple):
 def render_memory_filesystem(blocks: list[BlockData], has_client_skills: bool) -> str:
     if not blocks and not has_client_skills:
         return ""
-    root = _Entry()
+    root = _Entry(is_dir=True)
     for block in blocks:
         parts = [part for part in (block.label or "block").split("/") if part] or ["block"]
-        if RESERVED_PART in parts:
-            raise ValueError(
-                f"block {block.index} ({block.label!r}): path part '__block__' is reserved in the memory filesystem"
-            )
-        entry = root
-        for part in parts:
-            entry = entry.children.setdefault(part, _Entry())
-        entry.block = block  # the last block with a label wins
+        folder = root
+        for part in parts[:-1]:
+            child = folder.get(part)
+            if child is None or not child.is_dir:
+                # A file in the way becomes the new directory's own file.
+                child = _Entry(is_dir=True, own=child)
+                folder.put(part, child)
+            folder = child
+        existing = folder.get(parts[-1])
+        if existing is not None and existing.is_dir:
+            existing.own = _Entry(block)
+        else:
+            folder.put(parts[-1], _Entry(block))  # the last block with a label wins
     out = ["\n\n<memory_filesystem>\n"]
     draw_tree(out, _Folder(root, is_root=True, in_system=False, skills_root=False), _entries)
     out.append("</memory_filesystem>")
@@ -59,20 +79,25 @@ def _entries(folder: _Folder) -> list[tuple[str, _Folder | None]]:
                 skills.append((f"{name} ({line})" if line else name, None))
         return skills
     items: list[tuple[str, _Folder | None]] = []
-    for name in sorted(n for n, child in children.items() if child.children):
+    for name in sorted(n for n, child in children.items() if child.is_dir):
         in_system = folder.in_system or name == "system"
         skills_root = folder.is_root and name == "skills"
         items.append((f"{name}/", _Folder(children[name], False, in_system, skills_root)))
-    for name in sorted(n for n, child in children.items() if child.block is not None):
-        line = "" if folder.in_system else first_line(children[name].block.description)
+    for name in sorted(n for n, child in children.items() if not child.is_dir or child.own is not None):
+        child = children[name]
+        file = child.own if child.is_dir else child
+        line = "" if folder.in_system else first_line(file.block.description if file.block else None)
         items.append((f"{name}.md ({line})" if line else f"{name}.md", None))
     return items
 
 
 def _skill_block(entry: _Entry) -> BlockData | None:
     """The block that describes a skill: ``skills/<name>/SKILL`` (a file only) or ``skills/<name>``."""
-    if entry.children:
-        legacy = entry.children.get("SKILL")
-        if legacy is not None and not legacy.children:
-            return legacy.block
-    return entry.block
+    if not entry.is_dir:
+        return entry.block
+    legacy = entry.children.get("SKILL")
+    if legacy is not None and not legacy.is_dir:
+        return legacy.block
+    if entry.own is not None and not entry.own.is_dir:
+        return entry.own.block
+    return None

@@ -1,0 +1,71 @@
+//! Invariants of rendered output that hold for every input: a failed check panics,
+//! which libFuzzer reports as a crash.
+
+use memprompt::out::Out;
+use memprompt::text::{char_len, char_offsets};
+
+/// The code points of `bytes` when they are UTF-8 with `surrogatepass` (what Python can
+/// decode back into a `str`): no overlong forms, nothing above U+10FFFF, surrogates allowed.
+pub fn decode(bytes: &[u8]) -> Option<Vec<u32>> {
+    let mut cps = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (len, min, init) = match b {
+            0x00..=0x7f => (1, 0, u32::from(b)),
+            0xc2..=0xdf => (2, 0x80, u32::from(b & 0x1f)),
+            0xe0..=0xef => (3, 0x800, u32::from(b & 0x0f)),
+            0xf0..=0xf4 => (4, 0x1_0000, u32::from(b & 0x07)),
+            _ => return None,
+        };
+        let tail = bytes.get(i + 1..i + len)?;
+        let mut cp = init;
+        for &c in tail {
+            if c & 0xc0 != 0x80 {
+                return None;
+            }
+            cp = (cp << 6) | u32::from(c & 0x3f);
+        }
+        if cp < min || cp > 0x10_ffff {
+            return None;
+        }
+        cps.push(cp);
+        i += len;
+    }
+    Some(cps)
+}
+
+/// The text is valid surrogatepass UTF-8, and the core's own code-point counting agrees.
+pub fn valid_text(bytes: &[u8]) {
+    let Some(cps) = decode(bytes) else {
+        panic!("output is not surrogatepass UTF-8: {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(200)]));
+    };
+    assert_eq!(char_len(bytes), cps.len(), "char_len disagrees with the decoder");
+}
+
+fn is_boundary(bytes: &[u8], at: usize) -> bool {
+    at == bytes.len() || bytes.get(at).is_some_and(|&b| b & 0xc0 != 0x80)
+}
+
+/// Every section lies inside the output, at code-point boundaries, from `<name>` to
+/// `</name>`; sections come in order and do not overlap; code-point offsets agree.
+pub fn sections(out: &Out) {
+    let buf = &out.buf;
+    let mut last_end = 0;
+    for s in &out.sections {
+        assert!(s.start <= s.end && s.end <= buf.len(), "section {} out of bounds", s.name);
+        assert!(s.start >= last_end, "section {} overlaps the one before", s.name);
+        assert!(is_boundary(buf, s.start) && is_boundary(buf, s.end), "section {} not at a boundary", s.name);
+        let text = &buf[s.start..s.end];
+        let open = format!("<{}>", s.name);
+        let close = format!("</{}>", s.name);
+        assert!(text.starts_with(open.as_bytes()), "section {} does not start with its tag", s.name);
+        assert!(text.ends_with(close.as_bytes()), "section {} does not end with its tag", s.name);
+        last_end = s.end;
+    }
+    let offsets: Vec<usize> = out.sections.iter().flat_map(|s| [s.start, s.end]).collect();
+    let chars = char_offsets(buf, &offsets);
+    for (byte, char) in offsets.iter().zip(&chars) {
+        assert_eq!(char_len(&buf[..*byte]), *char, "char_offsets disagrees with char_len");
+    }
+}

@@ -827,34 +827,42 @@ def _size(n: int) -> str:
     return f"{n // MB}MB" if n >= MB and n % MB == 0 else f"{n // KB}KB" if n >= KB and n % KB == 0 else f"{n}B"
 
 
+#: Sweep labels: the chart draws each sweep as a line (other cases as points).
+VALUES_SWEEP = "5 blocks, value size varies"
+BLOCKS_SWEEP = "1 KB values, block count varies"
+DEPTH5_SWEEP = "depth 5, block count varies"
+DEPTH_SWEEP = "1,000 blocks, depth varies"
+
+
 def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
-    # (blocks, value size, quick). 10,000 blocks x 1 MB would be a 10 GB prompt: the grid
-    # spans both extremes with total output up to ~12 MB.
+    # (blocks, value size, sweep, quick). 10,000 blocks x 1 MB would be a 10 GB prompt: the grid
+    # spans both extremes along two sweeps, with outputs up to ~15 MB.
     grid = [
-        (1, 100, True),
-        (5, 100, False),
-        (5, 2 * KB, True),
-        (20, 5 * KB, True),
-        (100, 1 * KB, False),
-        (1000, 1 * KB, True),
-        (10_000, 100, False),
-        (5, 100 * KB, False),
-        (1, 1 * MB, False),
-        (10_000, 1 * KB, False),
-        (10, 1 * MB, False),
+        (5, 100, VALUES_SWEEP, True),
+        (5, 2 * KB, VALUES_SWEEP, True),
+        (5, 20 * KB, VALUES_SWEEP, True),
+        (5, 200 * KB, VALUES_SWEEP, False),
+        (5, 1 * MB, VALUES_SWEEP, False),
+        (1, 1 * KB, BLOCKS_SWEEP, True),
+        (10, 1 * KB, BLOCKS_SWEEP, False),
+        (100, 1 * KB, BLOCKS_SWEEP, True),
+        (1000, 1 * KB, BLOCKS_SWEEP, True),
+        (10_000, 1 * KB, BLOCKS_SWEEP, False),
+        (1, 100, None, False),
+        (20, 5 * KB, None, True),
+        (10_000, 100, None, False),
+        (10, 1 * MB, None, False),
     ]
-    largest = (10, 1 * MB)
-    quick_largest = (1000, 1 * KB)
     cases = [
         Case(
             renderer,
             f"{n}x{_size(size)}",
             prepare_plain(n, size, line_numbered),
             quick=quick,
-            memory=(n, size) in (largest, quick_largest),
-            params={"blocks": n, "value": size},
+            memory=(n, size) in ((10, 1 * MB), (1000, 1 * KB)),
+            params={"blocks": n, "value": size, **({"sweep": sweep} if sweep else {})},
         )
-        for n, size, quick in grid
+        for n, size, sweep, quick in grid
     ]
     # The same ~100 KB with non-ASCII values: Python holds them as Latin-1 or UCS-2, not as UTF-8.
     cases += [
@@ -872,16 +880,18 @@ def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
 def _git_grid(
     renderer: str, prepare: Callable[[int, int], Callable[[Env], Prepared]], memory: tuple[tuple[int, int], ...]
 ) -> list[Case]:
-    # (blocks, label depth, quick). 10,000 blocks at depth 50 would be a ~50 MB prompt: not run.
+    # (blocks, label depth, sweep, quick). 10,000 blocks at depth 50 would be a ~50 MB prompt: not run.
     grid = [
-        (10, 1, True),
-        (10, 50, False),
-        (100, 5, True),
-        (1000, 1, False),
-        (1000, 5, True),
-        (1000, 50, False),
-        (10_000, 1, False),
-        (10_000, 5, False),
+        (10, 5, DEPTH5_SWEEP, True),
+        (100, 5, DEPTH5_SWEEP, True),
+        (1000, 5, DEPTH5_SWEEP, True),
+        (10_000, 5, DEPTH5_SWEEP, False),
+        (1000, 1, DEPTH_SWEEP, False),
+        (1000, 20, DEPTH_SWEEP, False),
+        (1000, 50, DEPTH_SWEEP, False),
+        (10, 1, None, False),
+        (10, 50, None, False),
+        (10_000, 1, None, False),
     ]
     return [
         Case(
@@ -890,9 +900,9 @@ def _git_grid(
             prepare(n, depth),
             quick=quick,
             memory=(n, depth) in memory,
-            params={"blocks": n, "depth": depth},
+            params={"blocks": n, "depth": depth, **({"sweep": sweep} if sweep else {})},
         )
-        for n, depth, quick in grid
+        for n, depth, sweep, quick in grid
     ]
 
 
@@ -912,7 +922,7 @@ def all_cases() -> list[Case]:
             prepare_directories(files),
             quick=files in (10, 1000),
             memory=files == 1000,
-            params={"files": files},
+            params={"files": files, "sweep": "files vary"},
         )
         for files in (1, 10, 100, 1000)
     ]
@@ -924,13 +934,19 @@ def all_cases() -> list[Case]:
             prepare_system_message(n, size),
             quick=quick,
             memory=n == 200,
-            params={"blocks": n, "value": size, "files": 8, "rules": len(RULES)},
+            params={"blocks": n, "value": size, "files": 8, "rules": len(RULES), "sweep": "blocks vary"},
         )
         for n, size, quick in ((5, 2 * KB, True), (20, 5 * KB, True), (200, 5 * KB, False))
     ]
     cases += real_agent_cases()
     cases += [
-        Case("rebuild decision", label, prepare_rebuild(n, size), quick=quick, params={"blocks": n, "value": size})
+        Case(
+            "rebuild decision",
+            label,
+            prepare_rebuild(n, size),
+            quick=quick,
+            params={"blocks": n, "value": size, "sweep": "message size varies"},
+        )
         for label, n, size, quick in (("10KB", 5, 2 * KB, True), ("100KB", 20, 5 * KB, True), ("1MB", 20, 50 * KB, False))
     ]
     cases += [

@@ -55,12 +55,14 @@ pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
 
     // The first `system/persona` block, even when there are several.
     if let Some(persona) = blocks.iter().find(|b| *b.label == *PERSONA) {
+        let start = out.len() + 2;
         w!(
             out,
             "\n\n<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n",
             rstrip_newlines(&persona.value),
             "\n</self>"
         );
+        out.section("self", start);
     }
 
     let mut memory = blocks.iter().filter(is_system).filter(|b| *b.label != *PERSONA).peekable();
@@ -72,6 +74,7 @@ pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
         return Ok(());
     }
 
+    let start = out.len() + 2;
     w!(out, "\n\n<memory>\n");
     render_nested(out, memory);
     if !external.is_empty() {
@@ -80,6 +83,7 @@ pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
         w!(out, "</external_projection>\n");
     }
     w!(out, "</memory>");
+    out.section("memory", start);
     Ok(())
 }
 

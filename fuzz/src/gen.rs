@@ -199,15 +199,17 @@ pub struct Label(pub Text);
 
 impl<'a> Arbitrary<'a> for Label {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
-        let kind = u.int_in_range(0..=15u8)?;
+        let kind = u.int_in_range(0..=63u8)?;
         let text = match kind {
-            0 => Text::build(u, 8)?,
-            1..=4 => Text(pick(u, FIXED_LABELS)?.as_bytes().to_vec()),
-            5 => {
-                // Deep: one part, thousands of times.
+            0..=3 => Text::build(u, 8)?,
+            4..=19 => Text(pick(u, FIXED_LABELS)?.as_bytes().to_vec()),
+            20 => {
+                // Deep: one part, hundreds of times, rarely thousands (git memory and the
+                // tree view indent every level, so their output grows with the square).
                 let prefix = pick(u, LABEL_PREFIXES)?;
                 let part = pick(u, LABEL_PARTS)?;
-                let times = u.int_in_range(1..=12_000usize)?;
+                let most = if u.ratio(1, 8)? { 12_000usize } else { 300 };
+                let times = u.int_in_range(1..=most)?;
                 let mut s = prefix.as_bytes().to_vec();
                 for i in 0..times {
                     if i > 0 {

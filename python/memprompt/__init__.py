@@ -10,10 +10,10 @@ from ._core import (
     safe_format,
     stored_memory_section,
 )
-from .memory import Compiled, Memory, compile_many
+from .memory import Memory, compile_many
 from .rebuild import PromptStamp, RebuildDecision, SystemMessage, build_system_message, needs_rebuild
 from .tool_rules import compile_tool_rule_prompts
-from .types import Block, ClientSkill, FileBlock, LLMConfig, Source, ToolUsageRules
+from .types import Block, ClientSkill, Compiled, FileBlock, LLMConfig, Source, ToolUsageRules
 
 __version__ = "0.1.0"
 

@@ -37,8 +37,8 @@ IMPLEMENTATIONS = ("memprompt", "reference", "letta", "floor")
 LABELS = {"memprompt": "memprompt (Rust)", "reference": "reference (Python)", "letta": "letta 0.16.8", "floor": "floor (decode)"}
 COLORS = {"memprompt": "#d95f02", "reference": "#1f78b4", "letta": "#33a02c", "floor": "#7f7f7f"}
 MARKERS = {"memprompt": "o", "reference": "s", "letta": "^", "floor": "_"}
-#: Panels drawn as points: their cases are separate inputs, not a sweep.
-SCATTER = ("real agents", "metadata", "recompile")
+#: Line styles of a panel's sweeps (first, second ...); the floor is always dashed.
+SWEEP_STYLES = ("-", ":", "-.")
 
 #: pytest-benchmark settings: (full run, --quick).
 TIMING = {
@@ -364,7 +364,7 @@ class Results:
         return next((row for row in self.rows if row.renderer == renderer and row.case == case), None)
 
 
-_PARAM_KEYS = ("blocks", "value", "depth", "files", "rules", "agent", "agent_type", "kind", "text")
+_PARAM_KEYS = ("blocks", "value", "depth", "files", "rules", "agent", "agent_type", "kind", "text", "sweep")
 
 
 def load_results(bench_json: Path, memory_json: Path | None = None) -> Results:
@@ -795,6 +795,7 @@ def write_chart(results: Results, path: Path) -> bool:
         import matplotlib
 
         matplotlib.use("Agg")
+        import matplotlib.lines
         import matplotlib.pyplot as plt
     except ImportError:
         return False
@@ -806,18 +807,36 @@ def write_chart(results: Results, path: Path) -> bool:
     fig, axes = plt.subplots(rows_count, columns, figsize=(5.2 * columns, 3.9 * rows_count), squeeze=False)
     for ax, renderer in zip(axes.flat, renderers):
         rows = sorted(results.of(renderer), key=lambda r: r.output_bytes)
+        sweeps = list(dict.fromkeys(row.params["sweep"] for row in rows if row.params.get("sweep")))
         for impl in IMPLEMENTATIONS:
-            points = [(row.output_bytes, row.median[impl]) for row in rows if impl in row.median]
-            if not points:
-                continue
-            xs, ys = zip(*points)
-            style = dict(color=COLORS[impl], label=LABELS[impl], markersize=4, linewidth=1.4, marker=MARKERS[impl])
-            # Separate inputs (real agents) are points; a sweep is a curve.
-            if renderer in SCATTER or len(points) == 1:
-                style["linestyle"] = "none"
-            else:
-                style["linestyle"] = "--" if impl == "floor" else "-"
-            ax.plot(xs, ys, **style)
+            style = dict(color=COLORS[impl], markersize=4, linewidth=1.4 if impl != "floor" else 1.0, marker=MARKERS[impl])
+            labelled = False
+            # Each sweep is a curve; the other cases (separate inputs) are points.
+            for number, sweep in enumerate(sweeps):
+                points = [
+                    (row.output_bytes, row.median[impl])
+                    for row in rows
+                    if row.params.get("sweep") == sweep and impl in row.median
+                ]
+                if points:
+                    xs, ys = zip(*points)
+                    linestyle = SWEEP_STYLES[number % len(SWEEP_STYLES)] if impl != "floor" else "--"
+                    ax.plot(xs, ys, linestyle=linestyle, label=None if labelled else LABELS[impl], **style)
+                    labelled = True
+            points = [(row.output_bytes, row.median[impl]) for row in rows if not row.params.get("sweep") and impl in row.median]
+            if points:
+                xs, ys = zip(*points)
+                ax.plot(xs, ys, linestyle="none", label=None if labelled else LABELS[impl], **style)
+        if len(sweeps) > 1 or (sweeps and any(not row.params.get("sweep") for row in rows)):
+            keys = [
+                matplotlib.lines.Line2D([], [], color="black", linestyle=SWEEP_STYLES[n % len(SWEEP_STYLES)], linewidth=1)
+                for n in range(len(sweeps))
+            ]
+            names = list(sweeps)
+            if any(not row.params.get("sweep") for row in rows):
+                keys.append(matplotlib.lines.Line2D([], [], color="black", marker="o", linestyle="none", markersize=3))
+                names.append("other cases")
+            ax.legend(keys, names, fontsize=6, loc="upper left", frameon=False)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(renderer, fontsize=11)

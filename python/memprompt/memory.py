@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import _core
+from ._block_list import BlockListMethods
+from .types import Compiled
 
 
-@dataclass(frozen=True)
-class Compiled:
-    """A compiled memory section with its fingerprint and where its sections are.
-
-    ``sections`` maps a section name (``memory_blocks``, ``self``, ``memory``,
-    ``tool_usage_rules``, ``directories``) to its ``(start, end)`` offsets in
-    code points, so ``text[start:end]`` is the section from ``<tag>`` to ``</tag>``.
-    """
-
-    text: str
-    fingerprint: int
-    sections: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return self.text
-
-
-class Memory:
+class Memory(BlockListMethods):
     """Core memory blocks plus the file blocks of attached sources.
 
     The same constructor and methods as letta 0.16.8's ``Memory``; ``compile``
@@ -64,17 +48,7 @@ class Memory:
         client_skills: Any = None,
     ) -> str:
         """The memory section of the system prompt. ``client_skills`` is accepted and unused, as in Letta."""
-        text = _core.compile_memory(
-            self.blocks,
-            self._file_blocks,
-            self.agent_type,
-            self.git_enabled,
-            tool_usage_rules,
-            sources,
-            max_files_open,
-            llm_config,
-            self._cache,
-        )
+        text = _core.compile_memory(*self._fields(), tool_usage_rules, sources, max_files_open, llm_config, self._cache)
         if text is None:
             return self._reference().compile(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
         return text
@@ -89,15 +63,7 @@ class Memory:
     ) -> Compiled:
         """``compile``'s text, with its fingerprint and section offsets, computed while rendering."""
         result = _core.compile_memory_with_fingerprint(
-            self.blocks,
-            self._file_blocks,
-            self.agent_type,
-            self.git_enabled,
-            tool_usage_rules,
-            sources,
-            max_files_open,
-            llm_config,
-            self._cache,
+            *self._fields(), tool_usage_rules, sources, max_files_open, llm_config, self._cache
         )
         if result is None:
             return self._reference().compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
@@ -112,34 +78,8 @@ class Memory:
         """The ``<memory_filesystem>`` tree view of every block, or ``""``."""
         return _core.render_memory_filesystem(self.blocks, client_skills)
 
-    def list_block_labels(self) -> list[Any]:
-        return [block.label for block in self.blocks]
-
-    def get_blocks(self) -> list[Any]:
-        return self.blocks
-
-    def get_block(self, label: str) -> Any:
-        for block in self.blocks:
-            if block.label == label:
-                return block
-        available = ", ".join(str(block.label) for block in self.blocks)
-        raise KeyError(f"Block field {label} does not exist (available sections = {available})")
-
-    def set_block(self, block: Any) -> None:
-        for i, existing in enumerate(self.blocks):
-            if existing.label == block.label:
-                self.blocks[i] = block
-                return
-        self.blocks.append(block)
-
-    def update_block_value(self, label: str, value: str) -> None:
-        if not isinstance(value, str):
-            raise ValueError("Provided value must be a string")
-        for block in self.blocks:
-            if block.label == label:
-                block.value = value
-                return
-        raise ValueError(f"Block with label {label} does not exist")
+    def _fields(self) -> tuple[list[Any], list[Any], Any, bool]:
+        return self.blocks, self._file_blocks, self.agent_type, self.git_enabled
 
     def _reference(self) -> Any:
         # The rare git-memory labels that name Letta's internal keys (see README).

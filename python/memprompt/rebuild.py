@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from . import _core
-from .memory import Compiled
+from .types import Compiled
 
 _STAMP = re.compile(r"mp1:([0-9a-f]{32}):([0-9a-f]{32})")
 

@@ -6,6 +6,8 @@ own pydantic objects (or any object with the same attributes) work too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 # Letta's default block limit (letta.constants.CORE_MEMORY_BLOCK_CHAR_LIMIT).
 DEFAULT_BLOCK_LIMIT = 100000
 
@@ -125,3 +127,20 @@ def _preview(value: object) -> str:
 
 def _extra_slots(obj: object) -> tuple[str, ...]:
     return tuple(s for cls in type(obj).__mro__[:-2] for s in getattr(cls, "__slots__", ()) if s not in Block.__slots__)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled memory section with its fingerprint and where its sections are.
+
+    ``sections`` maps a section name (``memory_blocks``, ``self``, ``memory``,
+    ``tool_usage_rules``, ``directories``) to its ``(start, end)`` offsets in
+    code points, so ``text[start:end]`` is the section from ``<tag>`` to ``</tag>``.
+    """
+
+    text: str
+    fingerprint: int
+    sections: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text

@@ -149,11 +149,9 @@ fn read_input<'s, 'py>(
         _ => None,
     };
     strings.list_end();
-    // max_files_open is read only when directories render, as in Letta.
+    // Read only when directories render, as in Letta, and in the reference's order.
     let (sources, file_blocks, max_files_open) = match args.sources {
         Some(list) if list.is_truthy()? => {
-            let sources = inputs::sources(strings, list)?;
-            let file_blocks = inputs::file_blocks(strings, file_blocks)?;
             let max_files_open = match args.max_files_open {
                 Some(n) => {
                     strings.arg(n);
@@ -161,7 +159,8 @@ fn read_input<'s, 'py>(
                 }
                 None => None,
             };
-            (sources, file_blocks, max_files_open)
+            let file_blocks = inputs::file_blocks(strings, file_blocks)?;
+            (inputs::sources(strings, list)?, file_blocks, max_files_open)
         }
         _ => (Vec::new(), Vec::new(), None),
     };

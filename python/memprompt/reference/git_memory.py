@@ -17,26 +17,30 @@ VALUE, DESCRIPTION, LABEL = "__value__", "__description__", "__label__"
 FIELDS = (VALUE, DESCRIPTION, LABEL)
 
 
-def render_git(blocks: list[BlockData]) -> str:
+def render_git(blocks: list[BlockData]) -> list[tuple[str | None, str]]:
+    """The git-memory text as pieces: ``("self", "<self>...</self>")``, ``("memory", ...)``, unnamed glue."""
     system = [b for b in blocks if b.label and b.label.startswith(SYSTEM)]
     if not system:
-        return ""
-    out = ["\n\nReminder: <projection> contains the local path of the memory file projection."]
+        return []
+    pieces: list[tuple[str | None, str]] = [
+        (None, "\n\nReminder: <projection> contains the local path of the memory file projection.")
+    ]
     persona = next((b for b in system if b.label == PERSONA), None)
     if persona is not None:
         value = (persona.value or "").rstrip("\n")
-        out.append(f"\n\n<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n{value}\n</self>")
+        pieces += [(None, "\n\n"), ("self", f"<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n{value}\n</self>")]
     nested = [b for b in system if b.label != PERSONA]
     external = [b for b in blocks if b.label and not b.label.startswith((SYSTEM, "skills/"))]
     if nested or external:
-        out.append("\n\n<memory>\n")
+        out = ["<memory>\n"]
         _write_tags(out, _tag_tree(nested))
         if external:
             out.append("<external_projection>\n${MEMORY_DIR}/\n")
             draw_tree(out, _file_tree(external), _file_entries)
             out.append("</external_projection>\n")
         out.append("</memory>")
-    return "".join(out)
+        pieces += [(None, "\n\n"), ("memory", "".join(out))]
+    return pieces
 
 
 def _path_parts(label: str) -> list[str]:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import xxhash
+
+from .._block_list import BlockListMethods
+from ..types import Compiled
 from .blocks import render_line_numbered, render_plain
 from .directories import first_of_each_label, render_directories
 from .fields import (
@@ -23,7 +27,7 @@ REACT_TYPES = ("react_agent", "workflow_agent")
 LINE_NUMBERED_TYPES = ("sleeptime_agent", "memgpt_v2_agent", "letta_v1_agent")
 
 
-class Memory:
+class Memory(BlockListMethods):
     """The reference for Letta 0.16.8's ``letta.schemas.memory.Memory`` rendering."""
 
     def __init__(self, blocks: Any, file_blocks: Any = None, agent_type: Any = None, git_enabled: Any = False) -> None:
@@ -51,6 +55,24 @@ class Memory:
 
         ``client_skills`` is accepted and ignored, as in Letta: skills are not part of the stored prompt.
         """
+        return "".join(text for _, text in self._pieces(tool_usage_rules, sources, max_files_open, llm_config))
+
+    def compile_with_fingerprint(
+        self, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None
+    ) -> Compiled:
+        """``compile``'s text, its fingerprint, and each named section's ``(start, end)`` in code points."""
+        pieces = self._pieces(tool_usage_rules, sources, max_files_open, llm_config)
+        sections = {}
+        at = 0
+        for name, piece in pieces:
+            if name is not None:
+                sections[name] = (at, at + len(piece))
+            at += len(piece)
+        text = "".join(piece for _, piece in pieces)
+        return Compiled(text, xxhash.xxh3_128_intdigest(text.encode("utf-8", "surrogatepass")), sections)
+
+    def _pieces(self, tool_usage_rules, sources, max_files_open, llm_config) -> list[tuple[str | None, str]]:
+        """The output in order, as (section name or None for glue, text)."""
         agent_type = agent_type_name(self.agent_type)
         react = agent_type in REACT_TYPES
         anthropic = (
@@ -58,24 +80,26 @@ class Memory:
             and hasattr(llm_config, "model_endpoint_type")
             and (llm_config.model_endpoint_type == "anthropic")
         )
-        out = []
+        pieces: list[tuple[str | None, str]] = []
         if not react:
             blocks = read_blocks(self.blocks)
             if self.git_enabled:
-                out.append(render_git(blocks))
+                pieces += render_git(blocks)
             elif anthropic and agent_type in LINE_NUMBERED_TYPES:
-                out.append(render_line_numbered(blocks))
-            else:
-                out.append(render_plain(blocks))
+                pieces.append(("memory_blocks", render_line_numbered(blocks)))
+            elif blocks:
+                pieces.append(("memory_blocks", render_plain(blocks)))
         if tool_usage_rules is not None:
             description, value = read_tool_usage_rules(tool_usage_rules)
-            out.append(f"\n\n<tool_usage_rules>\n{description or ''}\n\n{value or ''}\n</tool_usage_rules>")
+            rules = f"<tool_usage_rules>\n{description or ''}\n\n{value or ''}\n</tool_usage_rules>"
+            pieces += [(None, "\n\n"), ("tool_usage_rules", rules)]
         if sources:
             check_max_files_open(max_files_open)
             file_blocks = read_blocks(self.file_blocks, FILE_BLOCK)
             checked_sources = [read_source(source, index) for index, source in enumerate(sources)]
-            out.append(render_directories(file_blocks, checked_sources, max_files_open, react))
-        return "".join(out)
+            directories = render_directories(file_blocks, checked_sources, max_files_open, react)
+            pieces += [(None, "\n\n"), ("directories", directories.removeprefix("\n\n"))]
+        return pieces
 
     def compile_available_skills(self, client_skills=None) -> str:
         """``<available_skills>`` from the ``skills/`` blocks and the client's skills; "" when there are none."""
@@ -86,34 +110,3 @@ class Memory:
     def render_memory_filesystem(self, client_skills=None) -> str:
         """``<memory_filesystem>``, a tree of every block; "" when there are no blocks and no client skills."""
         return render_memory_filesystem(read_blocks(self.blocks), bool(client_skills))
-
-    def list_block_labels(self) -> list:
-        return [block.label for block in self.blocks]
-
-    def get_block(self, label):
-        for block in self.blocks:
-            if block.label == label:
-                return block
-        # Letta joins the labels, so a None label here is a TypeError.
-        available = ", ".join(block.label for block in self.blocks)
-        raise KeyError(f"Block field {label} does not exist (available sections = {available})")
-
-    def get_blocks(self) -> list:
-        return self.blocks
-
-    def set_block(self, block) -> None:
-        """Replace the first block with the same label, or append."""
-        for position, existing in enumerate(self.blocks):
-            if existing.label == block.label:
-                self.blocks[position] = block
-                return
-        self.blocks.append(block)
-
-    def update_block_value(self, label, value) -> None:
-        if not isinstance(value, str):
-            raise ValueError("Provided value must be a string")
-        for block in self.blocks:
-            if block.label == label:
-                block.value = value
-                return
-        raise ValueError(f"Block with label {label} does not exist")

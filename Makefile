@@ -6,12 +6,15 @@ VENV := .venv
 LETTA_VENV ?= $(HOME)/.cache/memprompt/letta-0.16.8-venv
 SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find rust python -type f -not -name '*.so' -not -path '*/__pycache__/*')
 
-.PHONY: example test test-rust test-python test-letta install
+# Letta's server extras, for the end-to-end tests on PostgreSQL.
+LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv
+
+.PHONY: example test test-rust test-python test-letta test-letta-server bench-check bench-check-letta bench bench-quick install
 
 example: $(VENV)/.installed
 	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
 
-test: test-rust test-python test-letta
+test: test-rust test-python test-letta bench-check bench-check-letta test-letta-server
 
 install: $(VENV)/.installed
 
@@ -41,8 +44,28 @@ test-rust:
 	cargo test
 
 test-python: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff -q
+	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q
 
 # The reference against letta 0.16.8 itself, in Letta's own environment.
 test-letta: $(LETTA_VENV)/.memprompt
 	$(LETTA_VENV)/bin/python -m pytest tests/letta_diff -q -p no:cacheprovider
+
+# Letta's own server (SyncServer and its managers) on a throwaway PostgreSQL with pgvector (pgserver).
+test-letta-server: $(SOURCES) tests/letta-0.16.8-constraints.txt scripts/letta_server_env.sh
+	scripts/letta_server_env.sh $(LETTA_SERVER_VENV)
+	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_server -q -p no:cacheprovider
+
+# Each benchmark body once, outputs compared: memprompt == reference (Letta column absent).
+bench-check: $(VENV)/.installed
+	$(VENV)/bin/python -m pytest benches --benchmark-disable -q -p no:cacheprovider
+
+# The same with Letta's column: memprompt == reference == letta 0.16.8.
+bench-check-letta: $(LETTA_VENV)/.memprompt
+	$(LETTA_VENV)/bin/python -m pytest benches --benchmark-disable -q -p no:cacheprovider
+
+# The timed run against Letta, and the README's report.
+bench: $(LETTA_VENV)/.memprompt
+	$(LETTA_VENV)/bin/memprompt bench --out docs/bench
+
+bench-quick: $(LETTA_VENV)/.memprompt
+	$(LETTA_VENV)/bin/memprompt bench --quick

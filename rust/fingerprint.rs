@@ -15,11 +15,11 @@ pub fn fingerprint(text: &[u8]) -> u128 {
 }
 
 fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    haystack.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|i| i + from)
+    memchr::memmem::find(haystack.get(from..)?, needle).map(|i| i + from)
 }
 
 fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).rposition(|w| w == needle)
+    memchr::memmem::rfind(haystack, needle)
 }
 
 /// The literal pieces of `template` around each `{CORE_MEMORY}` (Python's `str.split`), and

@@ -3,6 +3,7 @@
 use crate::blocks::{metadata, tag, FOOTER, HEADER};
 use crate::model::Block;
 use crate::out::Out;
+use crate::text::lines;
 use crate::w;
 
 /// Letta's `CORE_MEMORY_LINE_NUMBER_WARNING`.
@@ -17,7 +18,7 @@ pub fn render(out: &mut Out, blocks: &[Block]) {
         metadata(out, block);
         w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
         if !block.value.is_empty() {
-            for (n, line) in block.value.split(|&b| b == b'\n').enumerate() {
+            for (n, line) in lines(&block.value).enumerate() {
                 w!(out, n + 1, "\u{2192} ", line, "\n");
             }
         }

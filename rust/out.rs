@@ -22,6 +22,13 @@ impl Out {
         Out { buf: Vec::with_capacity(n), sections: Vec::new() }
     }
 
+    /// An empty buffer of at least `capacity` bytes, reusing `buf`'s allocation.
+    pub fn reusing(mut buf: Vec<u8>, capacity: usize) -> Self {
+        buf.clear();
+        buf.reserve(capacity);
+        Out { buf, sections: Vec::new() }
+    }
+
     /// Records that section `name` runs from byte `start` to the end of what is written so far.
     pub fn section(&mut self, name: &'static str, start: usize) {
         self.sections.push(Section { name, start, end: self.buf.len() });

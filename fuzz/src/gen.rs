@@ -205,10 +205,11 @@ impl<'a> Arbitrary<'a> for Label {
             4..=19 => Text(pick(u, FIXED_LABELS)?.as_bytes().to_vec()),
             20 => {
                 // Deep: one part, hundreds of times, rarely thousands (git memory and the
-                // tree view indent every level, so their output grows with the square).
+                // tree view indent every level, so their output grows with the square;
+                // tests/test_extremes.py renders 10,000 levels).
                 let prefix = pick(u, LABEL_PREFIXES)?;
                 let part = pick(u, LABEL_PARTS)?;
-                let most = if u.ratio(1, 8)? { 12_000usize } else { 300 };
+                let most = if u.ratio(1, 8)? { 3_000usize } else { 300 };
                 let times = u.int_in_range(1..=most)?;
                 let mut s = prefix.as_bytes().to_vec();
                 for i in 0..times {

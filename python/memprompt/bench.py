@@ -653,7 +653,8 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
         "which measures the cache hit.",
         "",
         "The machine was shared with other jobs while this ran (load average above): medians of runs minutes apart "
-        "differ by up to ~30% for the same code, so a ratio near a goal's threshold is not a clear pass or miss.",
+        "differ by up to ~30% for the same code (up to 2x for outputs of several MB), so a ratio near a goal's "
+        "threshold is not a clear pass or miss.",
         "",
     ]
     extension = info.get("extension") or {}

@@ -289,12 +289,51 @@ class _Progress:
             self.stream.flush()
 
 
+# -- bench -----------------------------------------------------------------------
+
+
+def add_bench(commands: Subcommands) -> None:
+    from . import bench
+
+    parser = commands.add_parser(
+        "bench",
+        help="time memprompt against the reference and letta 0.16.8; write REPORT.md and chart.png",
+        description=(
+            "Run the benchmark suite of this source checkout (benches/, pytest-benchmark). Every case runs memprompt,\n"
+            "the pure-Python reference, letta 0.16.8 when it is importable (else its column is absent), and the floor\n"
+            "(decoding the output's UTF-8 bytes) on the same input, and checks that their outputs are equal. Then it\n"
+            "measures the peak memory of one call, and writes DIR/bench.json, DIR/memory.json, DIR/REPORT.md (medians,\n"
+            "ratios, goals met or missed) and DIR/chart.png (needs matplotlib: pip install 'memprompt[bench]').\n"
+            "\n"
+            "exit status: 0 on success, 2 when a benchmark fails or the suite cannot run."
+        ),
+        epilog=(
+            "examples:\n"
+            "  memprompt bench --quick\n"
+            "  memprompt bench --out docs/bench\n"
+            "  memprompt bench --report-only --out docs/bench"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_arguments(parser)
+    parser.set_defaults(run=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    try:
+        return bench.run(args)
+    except bench.BenchError as e:
+        raise CommandError(str(e)) from e
+
+
 # -- shared ----------------------------------------------------------------------
 
 
 #: One function per subcommand, in the order of ``memprompt --help``; each adds its
 #: parser to the subcommands and sets ``run``, which returns the exit status.
-COMMANDS: tuple[Callable[[Subcommands], None], ...] = (add_compile, add_check)
+COMMANDS: tuple[Callable[[Subcommands], None], ...] = (add_compile, add_check, add_bench)
 
 
 @contextmanager

@@ -146,24 +146,34 @@ pub fn tool_usage_rules<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyA
 /// The agent type lower-cased with Python's own `str.lower()`: `.value` of an enum, a str, or `None`.
 pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Text<'s>> {
     let py = strings.py();
-    let raw = match strings.attr_opt(obj, intern!(py, "value"))? {
-        Some(value) => value,
-        None if !obj.is_truthy()? => return Ok(Cow::Borrowed(b"")),
-        None => {
-            strings.arg(obj);
-            obj.clone()
+    // An exact str or None has no `.value`; asking would raise and catch an AttributeError.
+    let raw = if obj.is_exact_instance_of::<PyString>() {
+        strings.arg(obj);
+        obj.clone()
+    } else if obj.is_none() {
+        return Ok(Cow::Borrowed(b""));
+    } else {
+        match strings.attr_opt(obj, intern!(py, "value"))? {
+            Some(value) => value,
+            None if !obj.is_truthy()? => return Ok(Cow::Borrowed(b"")),
+            None => {
+                strings.arg(obj);
+                obj.clone()
+            }
         }
     };
-    match raw.cast::<PyString>() {
-        Ok(s) => {
-            let lower = s.call_method0(intern!(py, "lower"))?.cast_into::<PyString>()?;
-            Ok(Cow::Borrowed(strings.text(&lower)?))
-        }
-        Err(_) => Err(PyTypeError::new_err(format!(
+    let Ok(s) = raw.cast::<PyString>() else {
+        return Err(PyTypeError::new_err(format!(
             "agent_type must be a str, an enum with a str value, or None, not {}",
-            obj.get_type().name()?
-        ))),
+            raw.get_type().name()?
+        )));
+    };
+    if s.to_str().is_ok_and(|t| !t.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii())) {
+        // Already lower case ASCII: `str.lower()` would return the same text.
+        return Ok(Cow::Borrowed(strings.text(s)?));
     }
+    let lower = s.call_method0(intern!(py, "lower"))?.cast_into::<PyString>()?;
+    Ok(Cow::Borrowed(strings.text(&lower)?))
 }
 
 /// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`.

@@ -29,8 +29,14 @@ where
     F: FnOnce(&mut Out) -> RenderResult + Send,
 {
     let run = move || {
-        let mut out = Out::with_capacity(capacity);
-        render(&mut out).map(|()| out)
+        let mut out = Out::reusing(take_spare(), capacity);
+        match render(&mut out) {
+            Ok(()) => Ok(out),
+            Err(error) => {
+                recycle(out);
+                Err(error)
+            }
+        }
     };
     let rendered = if capacity > DETACH_ABOVE { py.detach(run) } else { run() };
     rendered.map_err(super::to_py_err)
@@ -41,7 +47,30 @@ fn finish<'py, F>(py: Python<'py>, capacity: usize, f: F) -> PyResult<Bound<'py,
 where
     F: FnOnce(&mut Out) -> RenderResult + Send,
 {
-    to_py_str(py, &render(py, capacity, f)?.buf)
+    let out = render(py, capacity, f)?;
+    let text = to_py_str(py, &out.buf);
+    recycle(out);
+    text
+}
+
+thread_local! {
+    // The last output buffer of this thread: its pages are already mapped, so a large
+    // render does not pay a page fault per 4 KiB again.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Buffers larger than this are freed rather than kept.
+const KEEP_AT_MOST: usize = 64 << 20;
+
+fn take_spare() -> Vec<u8> {
+    SPARE.with(|spare| spare.take())
+}
+
+fn recycle(out: Out) {
+    let buf = out.buf;
+    if buf.capacity() <= KEEP_AT_MOST {
+        SPARE.with(|spare| spare.set(buf));
+    }
 }
 
 /// `(section, start, end)` in code points.
@@ -206,6 +235,7 @@ fn compile<'py>(
     let out = render(py, capacity(&input.blocks), |out| memory::compile(out, &input))?;
     let text = to_py_str(py, &out.buf)?;
     let found = detail.then(|| Detail::of(&out));
+    recycle(out);
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
         *cache.lock() =

@@ -197,20 +197,35 @@ def test_1_000_sources_with_10_000_files(agent_type):
 # --- long lists elsewhere -------------------------------------------------------------------------------
 
 
-def test_100_000_placeholders_and_archive_tags():
-    template = "x{CORE_MEMORY}" * 100_000
+@pytest.mark.parametrize(("placeholders", "tags"), [(100_000, 3), (1, 100_000)])
+def test_100_000_placeholders_or_archive_tags(placeholders, tags):
+    template = "x{CORE_MEMORY}" * placeholders
     memory = "<memory_blocks>m</memory_blocks>"
-    tags = [f"tag{i}" for i in range(100_000)]
-    message = mp.get_system_message_from_compiled_memory(template, memory, "a", NOW, "UTC", archive_tags=tags)
-    assert message == ref.get_system_message_from_compiled_memory(template, memory, "a", NOW, "UTC", archive_tags=tags)
+    archive_tags = [f"tag{i}" for i in range(tags)]
+    message = mp.get_system_message_from_compiled_memory(template, memory, "a", NOW, "UTC", archive_tags=archive_tags)
+    assert message == ref.get_system_message_from_compiled_memory(template, memory, "a", NOW, "UTC", archive_tags=archive_tags)
     assert mp.stored_memory_section(template, message) == memory
-    assert message.count("<memory_metadata>") == 100_000
+    assert message.count("<memory_metadata>") == placeholders
+
+
+def test_a_system_message_too_large_for_any_machine_is_a_memory_error():
+    """A million placeholders, each replaced by a 1 MB metadata block: a terabyte. Python's
+    str.replace raises MemoryError (Letta's error); so do we, before writing anything."""
+    template = "{CORE_MEMORY}" * 1_000_000
+    tags = ["t" * 10] * 100_000
+    with pytest.raises(MemoryError):
+        mp.get_system_message_from_compiled_memory(template, "m", "a", NOW, "UTC", archive_tags=tags)
+    with pytest.raises(MemoryError):
+        ref.get_system_message_from_compiled_memory(template, "m", "a", NOW, "UTC", archive_tags=tags)
+    assert mp.get_system_message_from_compiled_memory("{CORE_MEMORY}", "m", "a", NOW, "UTC").startswith("m\n\n")
 
 
 def test_10_000_tool_rules():
     kinds = ["exit_loop", "continue_loop", "run_first", "required_before_exit"]
     rules = [{"type": kinds[i % 4], "tool_name": f"tool{i}"} for i in range(10_000)]
     rules += [{"type": "constrain_child_tools", "tool_name": "t", "children": [f"c{j}" for j in range(10_000)]}]
-    assert mp.compile_tool_rule_prompts(rules) == (lambda b: (b.description, b.value))(ref_rules.compile_tool_rule_prompts(rules))
+    block, expected = mp.compile_tool_rule_prompts(rules), ref_rules.compile_tool_rule_prompts(rules)
+    assert (block.description, block.value) == (expected.description, expected.value)
+    assert block.value.count("<tool_rule>") == 5_001
     section = mp.Memory([]).compile(tool_usage_rules=ToolUsageRules("d", "v" * MB))
     assert len(section) == MB + len("\n\n<tool_usage_rules>\nd\n\n\n</tool_usage_rules>")

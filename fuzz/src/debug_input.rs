@@ -1,25 +1,42 @@
-//! Prints the decoded input of a corpus or crash file (debugging aid).
+//! Shows what a corpus or crash file decodes to, and runs its target with the checks:
+//! `cargo run --release --example debug_input TARGET FILE`.
+
+use std::fmt::Debug;
+use std::time::Instant;
+
+use memprompt_fuzz::gen::FCompile;
+use memprompt_fuzz::targets::{decode, FGit, FPrompt, FRules, FSkills, FTree};
+
+fn show<T: Debug>(input: Option<T>) {
+    let text = match input {
+        Some(input) => format!("{input:#?}"),
+        None => "(does not decode: the target ignores it)".to_owned(),
+    };
+    let cut = text.char_indices().nth(20_000).map_or(text.len(), |(i, _)| i);
+    println!("{}", &text[..cut]);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let data = std::fs::read(&args[2]).unwrap();
-    match args[1].as_str() {
-        "compile" => {
-            let c: Option<memprompt_fuzz::gen::FCompile> = memprompt_fuzz::targets::decode(&data);
-            if let Some(c) = c {
-                println!("agent={:?} git={} anthropic={} sources={} files={} rules={}", c.agent_type, c.git_enabled, c.anthropic, c.sources.len(), c.file_blocks.len(), c.tool_usage_rules.is_some());
-                for b in &c.blocks {
-                    println!("block label={} bytes value={} bytes desc={}", b.label.0 .0.len(), b.value.0.len(), b.description.0.len());
-                    println!("  label starts {:?}", String::from_utf8_lossy(&b.label.0 .0[..b.label.0 .0.len().min(60)]));
-                }
-            }
-        }
-        _ => {}
-    }
-    let t = std::time::Instant::now();
-    for (name, run) in memprompt_fuzz::TARGETS {
-        if *name == args[1] {
-            run(&data, false);
+    let [_, target, file] = &args[..] else {
+        eprintln!("usage: debug_input TARGET FILE");
+        std::process::exit(2);
+    };
+    let data = std::fs::read(file).expect("read the input file");
+    match target.as_str() {
+        "compile" => show(decode::<FCompile>(&data)),
+        "git_memory" => show(decode::<FGit>(&data)),
+        "skills" => show(decode::<FSkills>(&data)),
+        "tree_view" => show(decode::<FTree>(&data)),
+        "prompt" => show(decode::<FPrompt>(&data)),
+        "tool_rules" => show(decode::<FRules>(&data)),
+        other => {
+            eprintln!("unknown target {other}");
+            std::process::exit(2);
         }
     }
-    println!("took {:?}", t.elapsed());
+    let (_, run) = memprompt_fuzz::TARGETS.iter().find(|(name, _)| name == target).expect("a target");
+    let started = Instant::now();
+    run(&data, false);
+    println!("checks passed in {:?}", started.elapsed());
 }

@@ -77,11 +77,9 @@ pub fn push_code_point(buf: &mut Vec<u8>, cp: u32) {
     match cp {
         0..=0x7f => buf.push(cp as u8),
         0x80..=0x7ff => buf.extend_from_slice(&[0xc0 | (cp >> 6) as u8, 0x80 | (cp & 0x3f) as u8]),
-        0x800..=0xffff => buf.extend_from_slice(&[
-            0xe0 | (cp >> 12) as u8,
-            0x80 | ((cp >> 6) & 0x3f) as u8,
-            0x80 | (cp & 0x3f) as u8,
-        ]),
+        0x800..=0xffff => {
+            buf.extend_from_slice(&[0xe0 | (cp >> 12) as u8, 0x80 | ((cp >> 6) & 0x3f) as u8, 0x80 | (cp & 0x3f) as u8])
+        }
         _ => buf.extend_from_slice(&[
             0xf0 | (cp >> 18) as u8,
             0x80 | ((cp >> 12) & 0x3f) as u8,
@@ -92,7 +90,11 @@ pub fn push_code_point(buf: &mut Vec<u8>, cp: u32) {
 }
 
 /// `n` items, `n` at most `max`.
-pub fn vec_of<'a, T>(u: &mut Unstructured<'a>, max: usize, item: impl Fn(&mut Unstructured<'a>) -> Result<T>) -> Result<Vec<T>> {
+pub fn vec_of<'a, T>(
+    u: &mut Unstructured<'a>,
+    max: usize,
+    item: impl Fn(&mut Unstructured<'a>) -> Result<T>,
+) -> Result<Vec<T>> {
     let n = u.int_in_range(0..=max)?;
     let mut items = Vec::with_capacity(n);
     for _ in 0..n {
@@ -161,8 +163,30 @@ fn pooled(u: &mut Unstructured<'_>, pool: &[&str], one_in: u8) -> Result<Text> {
 }
 
 const LABEL_PARTS: &[&str] = &[
-    "system", "persona", "human", "skills", "SKILL", "SKILL.md", "notes", "a", "b", "a.md", "b.md", "x", "x.md", ".",
-    "..", "", " ", "system ", "Skills", "projects", "__value__", "__description__", "__label__", "__block__",
+    "system",
+    "persona",
+    "human",
+    "skills",
+    "SKILL",
+    "SKILL.md",
+    "notes",
+    "a",
+    "b",
+    "a.md",
+    "b.md",
+    "x",
+    "x.md",
+    ".",
+    "..",
+    "",
+    " ",
+    "system ",
+    "Skills",
+    "projects",
+    "__value__",
+    "__description__",
+    "__label__",
+    "__block__",
 ];
 const LABEL_PREFIXES: &[&str] = &["", "", "", "system/", "system/", "skills/", "/", "system//", "skills//"];
 const LABEL_SUFFIXES: &[&str] = &["", "", "", "/", "//"];
@@ -347,19 +371,8 @@ impl FSource {
 }
 
 const SKILL_NAMES: &[&str] = &["x", "y", "b", "a/b", "a/x", "..", ".", "", "skills", "SKILL", "SKILL.md"];
-const SKILL_ROOTS: &[&str] = &[
-    "${MEMORY_DIR}/skills",
-    "/abs/skills",
-    "rel",
-    "",
-    "/",
-    "//",
-    "../up",
-    "a/../b",
-    "./x",
-    "~",
-    "../../../../../..",
-];
+const SKILL_ROOTS: &[&str] =
+    &["${MEMORY_DIR}/skills", "/abs/skills", "rel", "", "/", "//", "../up", "a/../b", "./x", "~", "../../../../../.."];
 const LOCATION_PARTS: &[&str] = &["..", ".", "", "skills", "x", "a", "b", "SKILL.md", "SKILL", "${MEMORY_DIR}", " "];
 const FIXED_LOCATIONS: &[&str] = &["", "   ", "/SKILL.md", "SKILL.md", "//SKILL.md"];
 

@@ -13,8 +13,11 @@ pub mod gen;
 pub mod json;
 pub mod targets;
 
+/// A target: the fuzzer's bytes, and whether to describe the case as JSON for the export.
+pub type Target = fn(&[u8], bool) -> Option<json::Json>;
+
 /// The targets by name, in the order `fuzz/run.sh` runs them.
-pub const TARGETS: &[(&str, fn(&[u8], bool) -> Option<json::Json>)] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("compile", targets::compile),
     ("git_memory", targets::git),
     ("skills", targets::skills),

@@ -302,8 +302,19 @@ pub fn tree(data: &[u8], export: bool) -> Option<Json> {
 
 // --- prompt: <memory_metadata>, timestamps, the system message and its exact parse ----
 
-const TEMPLATE_PIECES: &[&str] =
-    &["{CORE_MEMORY}", "{CORE_MEMORY", "CORE_MEMORY}", "{{CORE_MEMORY}}", "{", "}", "{}", "\n\n", "You are X.", "{x}", "{a}"];
+const TEMPLATE_PIECES: &[&str] = &[
+    "{CORE_MEMORY}",
+    "{CORE_MEMORY",
+    "CORE_MEMORY}",
+    "{{CORE_MEMORY}}",
+    "{",
+    "}",
+    "{}",
+    "\n\n",
+    "You are X.",
+    "{x}",
+    "{a}",
+];
 
 fn template(u: &mut Unstructured<'_>) -> Result<Text> {
     let mut t = Vec::new();
@@ -473,9 +484,8 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
         assert!(range.contains(&section.as_ptr()) || section.is_empty(), "the section is part of the message");
     }
 
-    let formatted = system_message::safe_format(template, |key| {
-        VARIABLES.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
-    });
+    let formatted =
+        system_message::safe_format(template, |key| VARIABLES.iter().find(|(k, _)| *k == key).map(|(_, v)| *v));
     if let Some(f) = &formatted {
         check::valid_text(&f.buf);
     }

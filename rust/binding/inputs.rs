@@ -165,7 +165,7 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     let Ok(s) = raw.cast::<PyString>() else {
         return Err(PyTypeError::new_err(format!(
             "agent_type must be a str, an enum with a str value, or None, not {}",
-            raw.get_type().name()?
+            obj.get_type().name()?
         )));
     };
     if s.to_str().is_ok_and(|t| !t.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii())) {

@@ -9,12 +9,15 @@ SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find rust python -type f
 # Letta's server extras, for the end-to-end tests on PostgreSQL.
 LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv
 
-.PHONY: example test test-rust test-python test-letta test-letta-server bench-check bench-check-letta bench bench-quick install
+# Seconds of coverage-guided fuzzing in `make test` (after replaying the committed corpus).
+FUZZ_SECONDS ?= 90
+
+.PHONY: fuzz example test test-rust test-python test-letta test-letta-server bench-check bench-check-letta bench bench-quick install
 
 example: $(VENV)/.installed
 	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
 
-test: test-rust test-python test-letta bench-check bench-check-letta test-letta-server
+test: test-rust test-python test-letta bench-check bench-check-letta test-letta-server fuzz
 
 install: $(VENV)/.installed
 
@@ -69,3 +72,7 @@ bench: $(LETTA_VENV)/.memprompt
 
 bench-quick: $(LETTA_VENV)/.memprompt
 	$(LETTA_VENV)/bin/memprompt bench --quick
+
+# cargo-fuzz (libFuzzer) on every renderer: replay fuzz/corpus, then fuzz for FUZZ_SECONDS in all.
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS)

@@ -3,7 +3,7 @@
 #
 #   fuzz/run.sh SECONDS    build; replay the committed corpus (fuzz/corpus/<target>/) through
 #                          every target; then fuzz each target for SECONDS / (number of targets)
-#   fuzz/run.sh export     rewrite fuzz/replay/<target>.jsonl from the committed corpus (for
+#   fuzz/run.sh export     rewrite fuzz/replay/<target>.jsonl.gz from the committed corpus (for
 #                          tests/test_fuzz_corpus.py, which replays it through Python and the reference)
 #
 # A target fails on a panic, a failed invariant (fuzz/src/check.rs, fuzz/src/targets.rs), an
@@ -26,6 +26,10 @@ cd "$ROOT"
 
 if [[ "${1:-}" == "export" ]]; then
     cargo run --quiet --release --manifest-path fuzz/Cargo.toml --example export_corpus -- "$FUZZ_DIR"
+    # Compressed (-n: no name or time stamp, so the same corpus gives the same bytes).
+    for target in "${TARGETS[@]}"; do
+        gzip -n -9 -f "fuzz/replay/$target.jsonl"
+    done
     exit 0
 fi
 

@@ -222,26 +222,25 @@ def test_client_skills_are_not_read_by_compile_or_the_filesystem():
 # --- file blocks --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field", ["label", "value", "description", "source_id"])
+def bad_file_blocks(field, value):
+    """File blocks of an attached source, the second with ``field`` set to ``value``."""
+    files = bad_blocks(field, value, FileBlock)
+    for f in files:
+        if f.source_id is None:
+            f.source_id = "source-1"
+    return files
+
+
+@pytest.mark.parametrize("field", ["value", "description", "source_id"])
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
 @pytest.mark.parametrize("agent_type", [None, "react_agent"])
 def test_file_block_text_fields(field, value, type_name, agent_type):
-    if field == "label" and not isinstance(value, (int, bytes, float, tuple, Thing, Color)):
-        return  # an unhashable label fails in Memory(...) itself: see the next test
-    files = bad_blocks(field, value, FileBlock)
-    for f in files:
-        f.source_id = f.source_id if f.source_id is not None or field == "source_id" else "source-1"
-    label = None if field == "label" else "system/human"
-    message = block_message("file block", 1, label, field, "str or None", type_name)
-    if field == "label":
-        # The label is checked when Memory drops the later blocks of a repeated label.
-        assert_error(lambda: mp.Memory([], files), lambda: ref.Memory([], files), TypeError, message)
-        return
+    files = bad_file_blocks(field, value)
     assert_error(
         lambda: mp.Memory([], files, agent_type=agent_type).compile(sources=[SOURCE]),
         lambda: ref.Memory([], files, agent_type=agent_type).compile(sources=[SOURCE]),
         TypeError,
-        message,
+        block_message("file block", 1, "system/human", field, "str or None", type_name),
     )
 
 
@@ -259,9 +258,7 @@ def test_file_block_label_checked_by_the_constructor_and_the_setter(value, type_
 
 @pytest.mark.parametrize(("value", "type_name"), NOT_INT)
 def test_file_block_limit(value, type_name):
-    files = bad_blocks("limit", value, FileBlock)
-    for f in files:
-        f.source_id = "source-1"
+    files = bad_file_blocks("limit", value)
     assert_error(
         lambda: mp.Memory([], files).compile(sources=[SOURCE]),
         lambda: ref.Memory([], files).compile(sources=[SOURCE]),
@@ -367,6 +364,35 @@ def test_a_falsy_agent_type_is_no_agent_type(agent_type):
     """Letta reads ``agent_type.value if hasattr(agent_type, "value") else (agent_type or "")``."""
     blocks = [Block("v", "human")]
     assert mp.Memory(blocks, agent_type=agent_type).compile() == mp.Memory(blocks).compile() == ref.Memory(blocks).compile()
+
+
+class EndpointlessConfig:
+    pass
+
+
+class ExplodingEndpoint:
+    @property
+    def model_endpoint_type(self):
+        raise RuntimeError("no endpoint")
+
+
+@pytest.mark.parametrize(
+    "llm_config",
+    [None, LLMConfig(None), LLMConfig(5), LLMConfig(b"anthropic"), LLMConfig("Anthropic"), EndpointlessConfig(), 0, "anthropic"],
+    ids=["None", "endpoint None", "endpoint int", "endpoint bytes", "wrong case", "no endpoint", "falsy", "a str"],
+)
+def test_llm_config_is_only_compared_with_anthropic(llm_config):
+    """Letta tests ``llm_config and hasattr(llm_config, "model_endpoint_type") and ... == "anthropic"``: never an error."""
+    kwargs = {"blocks": [Block("a\nb", "human")], "agent_type": "letta_v1_agent"}
+    text = mp.Memory(**kwargs).compile(llm_config=llm_config)
+    assert text == ref.Memory(**kwargs).compile(llm_config=llm_config) == ref.Memory(**kwargs).compile()
+
+
+def test_an_llm_config_that_raises_raises_its_own_error():
+    with pytest.raises(RuntimeError, match="no endpoint"):
+        mp.Memory([Block("v", "human")]).compile(llm_config=ExplodingEndpoint())
+    with pytest.raises(RuntimeError, match="no endpoint"):
+        ref.Memory([Block("v", "human")]).compile(llm_config=ExplodingEndpoint())
 
 
 # --- tool rules (Letta validates them with pydantic: ValueError) -------------------------------------

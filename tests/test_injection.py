@@ -16,8 +16,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, settings
 from strategies import memories, metadata_args, templates
 
 import memprompt as mp
@@ -234,6 +233,7 @@ def test_section_spans_are_not_fooled(mode, payload):
 # --- the same, on generated memories and templates ------------------------------------------------
 
 
+@settings(max_examples=100)
 @given(memories(), memories(), templates, metadata_args())
 def test_generated_memories_parse_back_exactly(first, second, template, meta):
     """Whatever the memories hold (the strategies put in placeholders, markers, surrogates),

@@ -1,5 +1,5 @@
 //! Replays the committed corpus (fuzz/corpus/<target>/*) through every target, with
-//! its checks, and writes fuzz/replay/<target>.jsonl: one line per corpus file, with the
+//! its checks, and writes fuzz/replay/<target>.jsonl (run.sh compresses it): one line per corpus file, with the
 //! input and the pure-Rust outcome when the input maps to a Python call. Run by
 //! `fuzz/run.sh export`. tests/test_fuzz_corpus.py replays those lines through
 //! memprompt's Python API and the pure-Python reference.

@@ -12,7 +12,7 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 use memprompt::model::{Block, ClientSkill, CompileInput, FileBlock, Int, Source, ToolUsageRules};
 
 /// The largest text a generator builds (the fuzzer stays fast; tests/test_extremes.py goes big).
-pub const MAX_TEXT: usize = 1 << 17;
+pub const MAX_TEXT: usize = 1 << 15;
 
 /// Pieces that are traps for a port of Python's string code, or look like the prompt's own markup.
 pub const TRICKS: &[&str] = &[
@@ -130,7 +130,7 @@ impl Text {
                 252..=253 => push_code_point(&mut buf, u.int_in_range(0xd800..=0xdfff)?),
                 _ => {
                     // Grow: the text so far, repeated.
-                    let times = u.int_in_range(2..=4000usize)?;
+                    let times = u.int_in_range(2..=1000usize)?;
                     if !buf.is_empty() && buf.len() * times <= MAX_TEXT {
                         buf = buf.repeat(times);
                     }
@@ -233,7 +233,7 @@ impl<'a> Arbitrary<'a> for Label {
                 // tests/test_extremes.py renders 10,000 levels).
                 let prefix = pick(u, LABEL_PREFIXES)?;
                 let part = pick(u, LABEL_PARTS)?;
-                let most = if u.ratio(1, 8)? { 3_000usize } else { 300 };
+                let most = if u.ratio(1, 8)? { 1_500usize } else { 150 };
                 let times = u.int_in_range(1..=most)?;
                 let mut s = prefix.as_bytes().to_vec();
                 for i in 0..times {

@@ -45,11 +45,15 @@ impl Json {
         }
     }
 
-    /// The outcome of a render: `{"ok": hex}`, `{"error": kind}`, or `null` (not comparable).
+    /// The outcome of a render: `{"ok": fingerprint, "length": bytes}` (the XXH3-128 of the
+    /// text, in hex: outputs can be megabytes), `{"error": kind}`, or `null` (not comparable).
     pub fn outcome(result: Option<Result<&[u8], &RenderError>>) -> Json {
         match result {
             None => Json::Null,
-            Some(Ok(bytes)) => Json::Obj(vec![("ok", Json::hex(bytes))]),
+            Some(Ok(bytes)) => Json::Obj(vec![
+                ("ok", Json::Str(format!("{:032x}", memprompt::fingerprint::fingerprint(bytes)))),
+                ("length", Json::Num(bytes.len() as i64)),
+            ]),
             Some(Err(e)) => {
                 let kind = match e {
                     RenderError::Type(_) => "TypeError",

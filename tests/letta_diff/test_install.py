@@ -506,4 +506,6 @@ def test_importing_memprompt_letta_does_not_import_letta():
         "import sys, memprompt, memprompt.letta; "
         "assert 'letta' not in sys.modules, sorted(m for m in sys.modules if m.startswith('letta'))"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env={"PYTHONPATH": str(REPO / "python")})
+    # The memprompt this test session imported (installed, or a source tree with a built extension).
+    package_root = str(Path(_core.__file__).resolve().parent.parent)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env={"PYTHONPATH": package_root})

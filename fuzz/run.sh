@@ -66,7 +66,7 @@ for target in "${TARGETS[@]}"; do
         status=1
         continue
     fi
-    grep -E '^stat::number_of_executed_units|^Done' "fuzz/artifacts/$target/fuzz.log" | tr '\n' ' '
+    grep -aE '^stat::number_of_executed_units|^Done' "fuzz/artifacts/$target/fuzz.log" | tr '\n' ' '
     echo
 done
 

@@ -12,7 +12,7 @@ LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv
 # Seconds of coverage-guided fuzzing in `make test` (after replaying the committed corpus).
 FUZZ_SECONDS ?= 90
 
-.PHONY: fuzz example test test-rust test-python test-letta test-letta-server bench-check bench-check-letta bench bench-quick install
+.PHONY: fuzz fuzz-export example test test-rust test-python test-letta test-letta-server bench-check bench-check-letta bench bench-quick install
 
 example: $(VENV)/.installed
 	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
@@ -76,3 +76,7 @@ bench-quick: $(LETTA_VENV)/.memprompt
 # cargo-fuzz (libFuzzer) on every renderer: replay fuzz/corpus, then fuzz for FUZZ_SECONDS in all.
 fuzz:
 	fuzz/run.sh $(FUZZ_SECONDS)
+
+# Rewrite fuzz/replay/*.jsonl.gz after changing fuzz/corpus (tests/test_fuzz_corpus.py replays it).
+fuzz-export:
+	fuzz/run.sh export

@@ -84,7 +84,8 @@ def test_compile_a_million_times():
     memory = mp.Memory([Block(values[0], "human", "Who they are", 5000), Block("I am Ava.", "persona")])
     change = alternating(memory, values)
     kwargs = {"tool_usage_rules": ToolUsageRules("Rules.", "<tool_rule>\nx\n</tool_rule>"), "sources": [Source("s", "docs")]}
-    calls = settles(lambda: change().compile(**kwargs), *values)
+    # A million compiles take about 4 s here; a slower machine stops at the time limit.
+    calls = settles(lambda: change().compile(**kwargs), *values, seconds=max(SECONDS, 6.0))
     assert calls > 50_000
 
 

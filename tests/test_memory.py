@@ -50,16 +50,111 @@ def test_tree_view_equals_reference(block_list, skills):
     )
 
 
-EDITS = st.lists(
-    st.tuples(st.sampled_from(("value", "label", "description", "limit", "read_only", "append", "drop", "set_block", "agent_type", "nothing")), st.integers(0, 7), st.text(max_size=8)),
-    max_size=12,
-)
+# Every input a compile reads, edited in place or replaced: (what, which item, new text).
+EDIT_KINDS = (
+    "value", "label", "description", "limit", "read_only", "append", "drop", "set_block", "update_block_value",
+    "new_blocks_list", "agent_type", "git_enabled", "file_value", "file_label", "file_source_id", "new_file_blocks",
+    "source_name", "source_description", "source_id", "add_source", "rules_value", "endpoint", "max_files_open",
+    "nothing",
+)  # fmt: skip
+EDITS = st.lists(st.tuples(st.sampled_from(EDIT_KINDS), st.integers(0, 7), st.text(max_size=8)), max_size=12)
 
 
-@given(memories(), EDITS)
-def test_cached_recompile_equals_fresh_render(args, edits):
+def _edit(memory, compile_kwargs, kind, index, text):
+    """One edit of the memory or of an object its compile reads."""
+
+    def pick(items):
+        return items[index % len(items)] if items else None
+
+    block, file_block, source = pick(memory.blocks), pick(memory.file_blocks), pick(compile_kwargs["sources"] or [])
+    if kind in ("value", "label", "description") and block is not None:
+        setattr(block, kind, text)
+    elif kind == "limit" and block is not None:
+        block.limit = len(text)
+    elif kind == "read_only" and block is not None:
+        block.read_only = not getattr(block, "read_only", False)
+    elif kind == "append":
+        memory.blocks.append(mp.Block(text, "extra"))
+    elif kind == "drop" and memory.blocks:
+        memory.blocks.pop(index % len(memory.blocks))
+    elif kind == "set_block":
+        memory.set_block(mp.Block(text, block.label if block is not None else "new"))
+    elif kind == "update_block_value" and block is not None and isinstance(block.label, str):
+        memory.update_block_value(block.label, text)
+    elif kind == "new_blocks_list":
+        memory.blocks = list(memory.blocks)
+    elif kind == "agent_type":
+        memory.agent_type = text or None
+    elif kind == "git_enabled":
+        memory.git_enabled = not memory.git_enabled
+    elif kind == "file_value" and file_block is not None:
+        file_block.value = text
+    elif kind == "file_label" and file_block is not None:
+        file_block.label = text
+    elif kind == "file_source_id" and file_block is not None:
+        file_block.source_id = text or None
+    elif kind == "new_file_blocks":
+        memory.file_blocks = [*memory.file_blocks, mp.FileBlock(text, f"file-{text}", source_id="source-1")]
+    elif kind == "source_name" and source is not None:
+        source.name = text
+    elif kind == "source_description" and source is not None:
+        source.description = text or None
+    elif kind == "source_id" and source is not None:
+        source.id = text or None
+    elif kind == "add_source" and compile_kwargs["sources"] is not None:
+        compile_kwargs["sources"].append(mp.Source("source-2", text))
+    elif kind == "rules_value" and compile_kwargs["tool_usage_rules"] is not None:
+        compile_kwargs["tool_usage_rules"].value = text
+    elif kind == "endpoint" and compile_kwargs["llm_config"] is not None:
+        compile_kwargs["llm_config"].model_endpoint_type = "anthropic" if index % 2 else text
+    elif kind == "max_files_open":
+        compile_kwargs["max_files_open"] = index
+
+
+def _private_config(config):
+    """A private copy of a (shared) LLM config, so that edits stay in this example."""
+    if isinstance(config, mp.LLMConfig):
+        return mp.LLMConfig(config.model_endpoint_type)
+    return None if config is None else type(config)()
+
+
+def _as_own_types(memory_kwargs, compile_kwargs):
+    """The same inputs as memprompt's own classes (and a plain str agent type), whose writes are counted."""
+
+    def block(b, cls=mp.Block, **extra):
+        return cls(b.value, b.label, b.description, b.limit, getattr(b, "read_only", False), **extra)
+
+    def source(s):
+        fields = ("id", "name", "description", "instructions")
+        return mp.Source(*(getattr(s, f, None) for f in fields))
+
+    agent_type = memory_kwargs["agent_type"]
+    rules = compile_kwargs["tool_usage_rules"]
+    config = compile_kwargs["llm_config"]
+    memory_kwargs = {
+        **memory_kwargs,
+        "blocks": [block(b) for b in memory_kwargs["blocks"]],
+        "file_blocks": [block(b, mp.FileBlock, source_id=getattr(b, "source_id", None)) for b in memory_kwargs["file_blocks"]],
+        "agent_type": getattr(agent_type, "value", agent_type),
+    }
+    compile_kwargs = {
+        **compile_kwargs,
+        "tool_usage_rules": None if rules is None else mp.ToolUsageRules(getattr(rules, "description", None), getattr(rules, "value", None)),
+        "sources": None if compile_kwargs["sources"] is None else [source(s) for s in compile_kwargs["sources"]],
+        "llm_config": None if config is None else mp.LLMConfig(getattr(config, "model_endpoint_type", None)),
+    }
+    return memory_kwargs, compile_kwargs
+
+
+@given(memories(), EDITS, st.booleans())
+def test_cached_recompile_equals_fresh_render(args, edits, own_types):
+    """After any edit, to memprompt's own objects or to look-alikes, a recompile equals a fresh render."""
     memory_kwargs, compile_kwargs = args
-    memory_kwargs = {**memory_kwargs, "blocks": [mp.Block(b.value, b.label, b.description, b.limit) for b in memory_kwargs["blocks"]]}
+    if own_types:
+        # The cache's fast proof (edit counts) then covers every input.
+        memory_kwargs, compile_kwargs = _as_own_types(memory_kwargs, compile_kwargs)
+    else:
+        compile_kwargs = {**compile_kwargs, "llm_config": _private_config(compile_kwargs["llm_config"])}
     memory = mp.Memory(**memory_kwargs)
 
     def fresh():
@@ -67,23 +162,83 @@ def test_cached_recompile_equals_fresh_render(args, edits):
 
     assert_same(lambda: memory.compile(**compile_kwargs), fresh)
     for kind, index, text in edits:
-        target = memory.blocks[index % len(memory.blocks)] if memory.blocks else None
-        if kind in ("value", "label", "description") and target is not None:
-            setattr(target, kind, text)
-        elif kind == "limit" and target is not None:
-            target.limit = len(text)
-        elif kind == "read_only" and target is not None:
-            target.read_only = not target.read_only
-        elif kind == "append":
-            memory.blocks.append(mp.Block(text, "extra"))
-        elif kind == "drop" and memory.blocks:
-            memory.blocks.pop(index % len(memory.blocks))
-        elif kind == "set_block":
-            memory.set_block(mp.Block(text, target.label if target is not None else "new"))
-        elif kind == "agent_type":
-            memory.agent_type = text or None
+        _edit(memory, compile_kwargs, kind, index, text)
         assert_same(lambda: memory.compile(**compile_kwargs), fresh)
         assert_same(lambda: memory.compile(**compile_kwargs), fresh)
+
+
+def test_a_block_shared_by_two_memories_is_seen_by_both():
+    shared = mp.Block("old", "human")
+    first, second = mp.Memory([shared]), mp.Memory([shared, mp.Block("x", "persona")])
+    first.compile(), second.compile()
+    shared.value = "new"
+    assert "\nnew\n" in first.compile() and "\nnew\n" in second.compile()
+
+
+def test_an_edit_elsewhere_keeps_the_result():
+    memory, other = mp.Memory([mp.Block("v", "human")]), mp.Block("x", "other")
+    first = memory.compile()
+    other.value = "y"  # counted, so the fast proof fails; the full proof still finds nothing changed
+    assert memory.compile() is first
+
+
+class ComputedBlock(mp.Block):
+    """A subclass whose value changes without an attribute write: never trusted by edit count."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source, label):
+        super().__init__("", label)
+        self.source = source
+
+    @property
+    def value(self):
+        return self.source[0]
+
+    @value.setter
+    def value(self, _):
+        pass
+
+
+def test_a_subclass_with_computed_fields_is_read_every_time():
+    source = ["one"]
+    memory = mp.Memory([ComputedBlock(source, "human")])
+    assert "\none\n" in memory.compile()
+    source[0] = "two"
+    assert "\ntwo\n" in memory.compile()
+
+
+class Shouting(mp.Block):
+    """The same layout as Block, so that a block can be switched to it by assigning ``__class__``."""
+
+    __slots__ = ()
+
+    @property
+    def description(self):
+        return "SHOUTED"
+
+
+def test_a_class_switch_is_seen():
+    block = mp.Block("v", "human", "quiet")
+    memory = mp.Memory([block])
+    assert "quiet" in memory.compile()
+    block.__class__ = Shouting
+    assert "SHOUTED" in memory.compile()
+
+
+def test_a_change_to_a_tracked_class_is_seen(monkeypatch):
+    memory = mp.Memory([mp.Block("v", "human", "quiet")])
+    assert "quiet" in memory.compile()
+    monkeypatch.setattr(mp.Block, "description", property(lambda self: "patched"))
+    assert "patched" in memory.compile()
+
+
+def test_clear_cache_renders_again():
+    memory = mp.Memory([mp.Block("v", "human")])
+    first = memory.compile()
+    memory.clear_cache()
+    again = memory.compile()
+    assert again == first and again is not first
 
 
 def test_cache_hit_returns_the_same_object():

@@ -5,14 +5,45 @@ Letta's pydantic objects and any object with the same attributes all work.
 """
 
 from datetime import datetime
-from typing import Any, Iterable, Optional, final
+from typing import Any, Iterable, Optional
 
-@final
-class CompileCache:
-    """A memory's last compile, reused while every input is the very same object."""
+class MemoryBase:
+    """The Rust half of ``memprompt.Memory``: its fields, ``compile``, and its last compile."""
 
-    def __init__(self) -> None: ...
-    def clear(self) -> None: ...
+    blocks: list[Any]
+    agent_type: Any
+    git_enabled: bool
+    def __init__(
+        self,
+        blocks: Iterable[Any],
+        file_blocks: Optional[Iterable[Any]] = None,
+        agent_type: Any = None,
+        git_enabled: Any = None,
+    ) -> None: ...
+    @property
+    def file_blocks(self) -> list[Any]:
+        """The file blocks, the first of each label only."""
+    @file_blocks.setter
+    def file_blocks(self, value: Optional[Iterable[Any]]) -> None: ...
+    def compile(
+        self,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: Optional[int] = None,
+        llm_config: Any = None,
+        client_skills: Any = None,
+    ) -> str:
+        """The memory section of the system prompt, as Letta's ``Memory.compile`` returns it."""
+    def _compile_with_fingerprint(
+        self,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: Optional[int] = None,
+        llm_config: Any = None,
+    ) -> Optional[tuple[str, int, list[tuple[str, int, int]]]]:
+        """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points."""
+    def clear_cache(self) -> None:
+        """Forgets the last compile, so that the next one renders in full."""
 
 def compile_memory(
     blocks: Iterable[Any],
@@ -23,22 +54,14 @@ def compile_memory(
     sources: Any = None,
     max_files_open: Optional[int] = None,
     llm_config: Any = None,
-    cache: Optional[CompileCache] = None,
 ) -> Optional[str]:
     """The memory section as ``Memory.compile`` returns it; ``None`` when the reference must render it."""
 
-def compile_memory_with_fingerprint(
-    blocks: Iterable[Any],
-    file_blocks: Iterable[Any],
-    agent_type: Any,
-    git_enabled: bool,
-    tool_usage_rules: Any = None,
-    sources: Any = None,
-    max_files_open: Optional[int] = None,
-    llm_config: Any = None,
-    cache: Optional[CompileCache] = None,
-) -> Optional[tuple[str, int, list[tuple[str, int, int]]]]:
-    """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points."""
+def count_edit() -> None:
+    """Counts one attribute write to an object of a tracked class."""
+
+def track_edits(*classes: type) -> None:
+    """Registers classes whose attribute writes all call ``count_edit``."""
 
 def compile_many(
     memories: Iterable[Any],
@@ -51,7 +74,7 @@ def compile_many(
 
 def compile_available_skills(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
 def render_memory_filesystem(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
-def first_of_each_label(file_blocks: Iterable[Any]) -> list[Any]:
+def first_of_each_label(file_blocks: Optional[Iterable[Any]] = None) -> list[Any]:
     """The file blocks with later duplicates of a label dropped."""
 
 def fingerprint(text: str) -> int:

@@ -9,49 +9,18 @@ from ._block_list import BlockListMethods
 from .types import Compiled
 
 
-class Memory(BlockListMethods):
+class Memory(_core.MemoryBase, BlockListMethods):
     """Core memory blocks plus the file blocks of attached sources.
 
-    The same constructor and methods as letta 0.16.8's ``Memory``; ``compile``
-    returns the identical string.
+    ``Memory(blocks, file_blocks=None, agent_type=None, git_enabled=False)``: the same
+    constructor, fields and methods as letta 0.16.8's ``Memory``; ``compile`` returns
+    the identical string. The fields and ``compile`` live in the Rust core
+    (``_core.MemoryBase``), which also keeps the last compile: compiling again with
+    nothing changed returns it without rendering. Writes to memprompt's own ``Block``,
+    ``FileBlock``, ``Source``, ``ToolUsageRules`` and ``LLMConfig`` objects are counted,
+    so with those the check reads no attribute at all; with other objects (Letta's)
+    it reads every field and compares them by identity.
     """
-
-    def __init__(
-        self,
-        blocks: Iterable[Any],
-        file_blocks: Iterable[Any] | None = None,
-        agent_type: Any = None,
-        git_enabled: bool = False,
-    ) -> None:
-        self.blocks = list(blocks)
-        self.file_blocks = file_blocks  # type: ignore[assignment]
-        self.agent_type = agent_type
-        self.git_enabled = bool(git_enabled)
-        # The last compile, reused while every input is the very same object.
-        self._cache = _core.CompileCache()
-
-    @property
-    def file_blocks(self) -> list[Any]:
-        return self._file_blocks
-
-    @file_blocks.setter
-    def file_blocks(self, value: Iterable[Any] | None) -> None:
-        # Letta's validator keeps the first block of each label.
-        self._file_blocks = _core.first_of_each_label(value or [])
-
-    def compile(
-        self,
-        tool_usage_rules: Any = None,
-        sources: Any = None,
-        max_files_open: int | None = None,
-        llm_config: Any = None,
-        client_skills: Any = None,
-    ) -> str:
-        """The memory section of the system prompt. ``client_skills`` is accepted and unused, as in Letta."""
-        text = _core.compile_memory(*self._fields(), tool_usage_rules, sources, max_files_open, llm_config, self._cache)
-        if text is None:
-            return self._reference().compile(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
-        return text
 
     def compile_with_fingerprint(
         self,
@@ -62,11 +31,11 @@ class Memory(BlockListMethods):
         client_skills: Any = None,
     ) -> Compiled:
         """``compile``'s text, with its fingerprint and section offsets, computed while rendering."""
-        result = _core.compile_memory_with_fingerprint(
-            *self._fields(), tool_usage_rules, sources, max_files_open, llm_config, self._cache
-        )
+        result = self._compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config)
         if result is None:
-            return self._reference().compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+            return self._compile_in_python(
+                "compile_with_fingerprint", (tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+            )
         text, fingerprint, sections = result
         return Compiled(text, fingerprint, {name: (start, end) for name, start, end in sections})
 
@@ -78,17 +47,15 @@ class Memory(BlockListMethods):
         """The ``<memory_filesystem>`` tree view of every block, or ``""``."""
         return _core.render_memory_filesystem(self.blocks, client_skills)
 
-    def _fields(self) -> tuple[list[Any], list[Any], Any, bool]:
-        return self.blocks, self._file_blocks, self.agent_type, self.git_enabled
-
-    def _reference(self) -> Any:
+    def _compile_in_python(self, method: str, args: tuple[Any, ...]) -> Any:
         # The rare git-memory labels that name Letta's internal keys (see README).
         from .reference import Memory as ReferenceMemory
 
-        return ReferenceMemory(self.blocks, self._file_blocks, self.agent_type, self.git_enabled)
+        reference = ReferenceMemory(self.blocks, self.file_blocks, self.agent_type, self.git_enabled)
+        return getattr(reference, method)(*args)
 
     def __repr__(self) -> str:
-        return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self._file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"
+        return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self.file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"
 
 
 def compile_many(

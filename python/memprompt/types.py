@@ -7,12 +7,38 @@ own pydantic objects (or any object with the same attributes) work too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+try:
+    from ._core import count_edit, track_edits
+except ImportError:  # the pure-Python reference, used where the extension is not built: no cache to tell
+
+    def count_edit() -> None:
+        pass
+
+    def track_edits(*classes: type) -> None:
+        pass
+
 
 # Letta's default block limit (letta.constants.CORE_MEMORY_BLOCK_CHAR_LIMIT).
 DEFAULT_BLOCK_LIMIT = 100000
 
 
-class Block:
+class _EditCounted:
+    """Every attribute write is counted, so a ``Memory`` can reuse its last compile without reading us."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        count_edit()  # after the write: a compile that read the old value must not be trusted
+
+    def __delattr__(self, name: str) -> None:
+        object.__delattr__(self, name)
+        count_edit()
+
+
+class Block(_EditCounted):
     """A core-memory block: ``label``, ``value``, ``description``, ``limit``, ``read_only``."""
 
     __slots__ = ("value", "label", "description", "limit", "read_only")
@@ -37,7 +63,7 @@ class Block:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__ + _extra_slots(self))
+        return all(getattr(self, k) == getattr(other, k) for k in _all_slots(self))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -60,7 +86,7 @@ class FileBlock(Block):
         self.source_id = source_id
 
 
-class Source:
+class Source(_EditCounted):
     """An attached source (folder): rendered as a ``<directory>``."""
 
     __slots__ = ("id", "name", "description", "instructions")
@@ -95,7 +121,7 @@ class ClientSkill:
         return f"ClientSkill(name={self.name!r}, location={self.location!r})"
 
 
-class ToolUsageRules:
+class ToolUsageRules(_EditCounted):
     """The ``<tool_usage_rules>`` block: a ``description`` and a ``value``."""
 
     __slots__ = ("description", "value")
@@ -108,7 +134,7 @@ class ToolUsageRules:
         return f"ToolUsageRules(description={self.description!r}, value={_preview(self.value)})"
 
 
-class LLMConfig:
+class LLMConfig(_EditCounted):
     """The one field of Letta's LLMConfig that rendering reads."""
 
     __slots__ = ("model_endpoint_type",)
@@ -125,8 +151,12 @@ def _preview(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _extra_slots(obj: object) -> tuple[str, ...]:
-    return tuple(s for cls in type(obj).__mro__[:-2] for s in getattr(cls, "__slots__", ()) if s not in Block.__slots__)
+def _all_slots(obj: object) -> tuple[str, ...]:
+    return tuple(s for cls in reversed(type(obj).__mro__) for s in getattr(cls, "__slots__", ()))
+
+
+# Only these exact classes: a subclass may compute an attribute without writing it.
+track_edits(Block, FileBlock, Source, ToolUsageRules, LLMConfig)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet, PyString};
 
+use super::cache::{self, Cache, Entry, Inputs};
 use super::inputs;
-use super::strings::{to_py_str, Reads, Strings};
+use super::strings::{to_py_str, Strings};
 use crate::error::RenderResult;
 use crate::fingerprint::fingerprint;
 use crate::model::{Block, CompileInput};
@@ -78,7 +79,7 @@ type Spans = Vec<(&'static str, usize, usize)>;
 
 /// The fingerprint and the code-point spans of the sections of a compiled memory.
 #[derive(Clone)]
-struct Detail {
+pub struct Detail {
     fingerprint: u128,
     sections: Spans,
 }
@@ -92,103 +93,34 @@ impl Detail {
     }
 }
 
-/// The last compile of one `Memory`: reused while every input is the very same object.
-struct Entry {
-    anthropic: bool,
-    git_enabled: bool,
-    reads: Reads,
-    text: Py<PyString>,
-    detail: Option<Detail>,
-}
-
-/// Remembers a memory's last compile; a `Memory` owns one.
-#[pyclass(module = "memprompt._core", frozen)]
-#[derive(Default)]
-pub struct CompileCache {
-    // Locked only around pointer comparisons and stores, never across a call into Python.
-    entry: Mutex<Option<Entry>>,
-}
-
-#[pymethods]
-impl CompileCache {
-    #[new]
-    fn new() -> Self {
-        Self::default()
-    }
-
-    /// Forgets the last compile.
-    fn clear(&self) {
-        *self.lock() = None;
-    }
-}
-
-impl CompileCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Entry>> {
-        self.entry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn lookup(
-        &self,
-        py: Python<'_>,
-        anthropic: bool,
-        git_enabled: bool,
-        reads: &Reads,
-        detail: bool,
-    ) -> Option<(Py<PyString>, Option<Detail>)> {
-        let entry = self.lock();
-        let e = entry.as_ref()?;
-        let hit = e.anthropic == anthropic
-            && e.git_enabled == git_enabled
-            && (!detail || e.detail.is_some())
-            && e.reads.same_as(reads);
-        hit.then(|| (e.text.clone_ref(py), e.detail.clone()))
-    }
-}
-
-/// What `compile_memory` returns: the text, with its fingerprint and sections when asked for.
+/// What `compile` returns: the text, with its fingerprint and sections when asked for.
 type Compiled<'py> = (Bound<'py, PyString>, Option<(u128, Spans)>);
 
-/// The arguments of `Memory.compile`, beside the memory's own fields.
-#[derive(Clone, Copy)]
-struct CompileArgs<'a, 'py> {
-    tool_usage_rules: Option<&'a Bound<'py, PyAny>>,
-    sources: Option<&'a Bound<'py, PyAny>>,
-    max_files_open: Option<&'a Bound<'py, PyAny>>,
-    llm_config: Option<&'a Bound<'py, PyAny>>,
-}
-
 /// Reads one memory and the compile arguments, in the order Letta reads them.
-fn read_input<'s, 'py>(
-    strings: &'s Strings<'py>,
-    blocks: &Bound<'py, PyAny>,
-    file_blocks: &Bound<'py, PyAny>,
-    agent_type: &Bound<'py, PyAny>,
-    git_enabled: bool,
-    args: CompileArgs<'_, 'py>,
-) -> PyResult<CompileInput<'s>> {
-    let agent_type = inputs::agent_type(strings, agent_type)?;
-    let anthropic = match args.llm_config {
+fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> PyResult<CompileInput<'s>> {
+    let agent_type = inputs::agent_type(strings, given.agent_type)?;
+    let anthropic = match given.llm_config {
         Some(config) => inputs::is_anthropic(config)?,
         None => false,
     };
     // Letta never reads a react agent's blocks: a bad one is no error there.
-    let blocks = if memory::is_react(&agent_type) { Vec::new() } else { inputs::blocks(strings, blocks)? };
-    let tool_usage_rules = match args.tool_usage_rules {
+    let blocks = if memory::is_react(&agent_type) { Vec::new() } else { inputs::blocks(strings, given.blocks)? };
+    let tool_usage_rules = match given.tool_usage_rules {
         Some(rules) if !rules.is_none() => Some(inputs::tool_usage_rules(strings, rules)?),
         _ => None,
     };
     strings.list_end();
     // Read only when directories render, as in Letta, and in the reference's order.
-    let (sources, file_blocks, max_files_open) = match args.sources {
+    let (sources, file_blocks, max_files_open) = match given.sources {
         Some(list) if list.is_truthy()? => {
-            let max_files_open = match args.max_files_open {
+            let max_files_open = match given.max_files_open {
                 Some(n) => {
                     strings.arg(n);
                     strings.int_or_none(n, || "max_files_open".to_string())?
                 }
                 None => None,
             };
-            let file_blocks = inputs::file_blocks(strings, file_blocks)?;
+            let file_blocks = inputs::file_blocks(strings, given.file_blocks)?;
             (inputs::sources(strings, list)?, file_blocks, max_files_open)
         }
         _ => (Vec::new(), Vec::new(), None),
@@ -198,7 +130,7 @@ fn read_input<'s, 'py>(
         file_blocks,
         agent_type,
         anthropic,
-        git_enabled,
+        git_enabled: given.git_enabled,
         tool_usage_rules,
         sources,
         max_files_open,
@@ -210,26 +142,30 @@ fn needs_reference(input: &CompileInput) -> bool {
     input.git_enabled && git_memory::needs_reference_fallback(&input.blocks)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Compiles, reusing the cache's last result when the inputs provably did not change.
 fn compile<'py>(
     py: Python<'py>,
-    blocks: &Bound<'py, PyAny>,
-    file_blocks: &Bound<'py, PyAny>,
-    agent_type: &Bound<'py, PyAny>,
-    git_enabled: bool,
-    args: CompileArgs<'_, 'py>,
-    cache: Option<&CompileCache>,
+    given: &Inputs<'_, 'py>,
+    cache: Option<&Cache<Detail>>,
     detail: bool,
 ) -> PyResult<Option<Compiled<'py>>> {
+    // Read before the inputs: a write after this makes the stored result unprovable by count.
+    let edits = cache::edits();
+    let done = |(text, found): (Py<PyString>, Option<Detail>)| {
+        Some((text.into_bound(py), found.map(|d| (d.fingerprint, d.sections))))
+    };
+    if let Some(found) = cache.and_then(|c| c.unchanged(py, edits, given, detail)) {
+        return Ok(done(found));
+    }
     let strings = Strings::new(py);
-    let input = read_input(&strings, blocks, file_blocks, agent_type, git_enabled, args)?;
+    let input = read_input(&strings, given)?;
     if needs_reference(&input) {
         return Ok(None);
     }
     let anthropic = input.anthropic;
     if let (Some(cache), Some(reads)) = (cache, strings.reads()) {
-        if let Some((text, found)) = cache.lookup(py, anthropic, git_enabled, &reads, detail) {
-            return Ok(Some((text.into_bound(py), found.map(|d| (d.fingerprint, d.sections)))));
+        if let Some(found) = cache.same_reads(py, edits, given, anthropic, &reads, detail) {
+            return Ok(done(found));
         }
     }
     let out = render(py, capacity(&input.blocks), |out| memory::compile(out, &input))?;
@@ -238,15 +174,197 @@ fn compile<'py>(
     recycle(out);
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
-        *cache.lock() =
-            Some(Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail: found.clone() });
+        let git_enabled = given.git_enabled;
+        let entry = Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail: found.clone() };
+        cache.store(edits, given, entry);
     }
     Ok(Some((text, found.map(|d| (d.fingerprint, d.sections)))))
 }
 
-/// The compiled memory section; `None` for the rare git-memory input that the reference renders.
+/// The fields of a `Memory`, as Letta names them.
+struct Fields {
+    blocks: Py<PyAny>,
+    file_blocks: Py<PyAny>,
+    agent_type: Py<PyAny>,
+    git_enabled: bool,
+}
+
+/// The Rust half of `memprompt.Memory`: its fields, `compile`, and the memory's last compile.
+#[pyclass(module = "memprompt._core", subclass, frozen)]
+pub struct MemoryBase {
+    fields: Mutex<Fields>,
+    cache: Cache<Detail>,
+}
+
+impl MemoryBase {
+    fn fields(&self) -> std::sync::MutexGuard<'_, Fields> {
+        self.fields.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn load(&self, py: Python<'_>, field: fn(&Fields) -> &Py<PyAny>) -> Py<PyAny> {
+        field(&self.fields()).clone_ref(py)
+    }
+
+    fn store(&self, field: fn(&mut Fields) -> &mut Py<PyAny>, value: Py<PyAny>) {
+        let old = std::mem::replace(field(&mut self.fields()), value);
+        // Dropped after the lock is released: its finalizer may run Python code that reads this memory.
+        drop(old);
+    }
+
+    /// Compiles with this memory's fields; `None` when the reference must render.
+    #[allow(clippy::too_many_arguments)]
+    fn compile_fields<'py>(
+        &self,
+        py: Python<'py>,
+        tool_usage_rules: Option<&Bound<'py, PyAny>>,
+        sources: Option<&Bound<'py, PyAny>>,
+        max_files_open: Option<&Bound<'py, PyAny>>,
+        llm_config: Option<&Bound<'py, PyAny>>,
+        detail: bool,
+    ) -> PyResult<Option<Compiled<'py>>> {
+        let (blocks, file_blocks, agent_type, git_enabled) = {
+            let f = self.fields();
+            (f.blocks.bind(py).clone(), f.file_blocks.bind(py).clone(), f.agent_type.bind(py).clone(), f.git_enabled)
+        };
+        let given = Inputs {
+            blocks: &blocks,
+            file_blocks: &file_blocks,
+            agent_type: &agent_type,
+            git_enabled,
+            tool_usage_rules,
+            sources,
+            max_files_open,
+            llm_config,
+        };
+        compile(py, &given, Some(&self.cache), detail)
+    }
+}
+
+#[pymethods]
+impl MemoryBase {
+    #[new]
+    #[pyo3(signature = (blocks, file_blocks=None, agent_type=None, git_enabled=None))]
+    fn new(
+        py: Python<'_>,
+        blocks: &Bound<'_, PyAny>,
+        file_blocks: Option<&Bound<'_, PyAny>>,
+        agent_type: Option<Py<PyAny>>,
+        git_enabled: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let fields = Fields {
+            blocks: blocks_list(blocks)?,
+            file_blocks: first_of_each_label(py, file_blocks)?.into_any().unbind(),
+            agent_type: agent_type.unwrap_or_else(|| py.None()),
+            git_enabled: match git_enabled {
+                Some(flag) => flag.is_truthy()?,
+                None => false,
+            },
+        };
+        Ok(MemoryBase { fields: Mutex::new(fields), cache: Cache::new() })
+    }
+
+    /// The core memory blocks.
+    #[getter]
+    fn blocks(&self, py: Python<'_>) -> Py<PyAny> {
+        self.load(py, |f| &f.blocks)
+    }
+
+    #[setter]
+    fn set_blocks(&self, blocks: Py<PyAny>) {
+        self.store(|f| &mut f.blocks, blocks);
+    }
+
+    /// The file blocks of attached sources, the first of each label only (as Letta's validator keeps).
+    #[getter]
+    fn file_blocks(&self, py: Python<'_>) -> Py<PyAny> {
+        self.load(py, |f| &f.file_blocks)
+    }
+
+    #[setter]
+    fn set_file_blocks(&self, py: Python<'_>, file_blocks: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let kept = first_of_each_label(py, file_blocks)?.into_any().unbind();
+        self.store(|f| &mut f.file_blocks, kept);
+        Ok(())
+    }
+
+    /// The agent type: a str, an enum with a str value, or None.
+    #[getter]
+    fn agent_type(&self, py: Python<'_>) -> Py<PyAny> {
+        self.load(py, |f| &f.agent_type)
+    }
+
+    #[setter]
+    fn set_agent_type(&self, agent_type: Py<PyAny>) {
+        self.store(|f| &mut f.agent_type, agent_type);
+    }
+
+    /// Whether the blocks render as git-backed memory.
+    #[getter]
+    fn git_enabled(&self) -> bool {
+        self.fields().git_enabled
+    }
+
+    #[setter]
+    fn set_git_enabled(&self, git_enabled: &Bound<'_, PyAny>) -> PyResult<()> {
+        let git_enabled = git_enabled.is_truthy()?;
+        self.fields().git_enabled = git_enabled;
+        Ok(())
+    }
+
+    /// The memory section of the system prompt. `client_skills` is accepted and unused, as in Letta.
+    #[pyo3(signature = (tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None))]
+    fn compile<'py>(
+        slf: &Bound<'py, Self>,
+        tool_usage_rules: Option<&Bound<'py, PyAny>>,
+        sources: Option<&Bound<'py, PyAny>>,
+        max_files_open: Option<&Bound<'py, PyAny>>,
+        llm_config: Option<&Bound<'py, PyAny>>,
+        client_skills: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        match slf.get().compile_fields(py, tool_usage_rules, sources, max_files_open, llm_config, false)? {
+            Some((text, _)) => Ok(text.into_any()),
+            None => {
+                let args = (tool_usage_rules, sources, max_files_open, llm_config, client_skills);
+                slf.call_method1(intern!(py, "_compile_in_python"), (intern!(py, "compile"), args))
+            }
+        }
+    }
+
+    /// `(text, fingerprint, [(section, start, end), ...])`, offsets in code points; `None` when
+    /// the reference must render.
+    #[pyo3(signature = (tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None))]
+    fn _compile_with_fingerprint<'py>(
+        &self,
+        py: Python<'py>,
+        tool_usage_rules: Option<&Bound<'py, PyAny>>,
+        sources: Option<&Bound<'py, PyAny>>,
+        max_files_open: Option<&Bound<'py, PyAny>>,
+        llm_config: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<(Bound<'py, PyString>, u128, Spans)>> {
+        let compiled = self.compile_fields(py, tool_usage_rules, sources, max_files_open, llm_config, true)?;
+        Ok(compiled.and_then(|(text, detail)| detail.map(|(fp, sections)| (text, fp, sections))))
+    }
+
+    /// Forgets the last compile, so that the next one renders in full.
+    fn clear_cache(&self) {
+        self.cache.clear();
+    }
+}
+
+/// `list(blocks)`, as Letta's `Memory` holds them.
+fn blocks_list(blocks: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let list = PyList::empty(blocks.py());
+    for block in blocks.try_iter()? {
+        list.append(block?)?;
+    }
+    Ok(list.into_any().unbind())
+}
+
+/// The compiled memory section of any memory's fields, with no cache; `None` for the rare
+/// git-memory input that the reference renders.
 #[pyfunction]
-#[pyo3(signature = (blocks, file_blocks, agent_type, git_enabled, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, cache=None))]
+#[pyo3(signature = (blocks, file_blocks, agent_type, git_enabled, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile_memory<'py>(
     py: Python<'py>,
@@ -258,32 +376,10 @@ pub fn compile_memory<'py>(
     sources: Option<&Bound<'py, PyAny>>,
     max_files_open: Option<&Bound<'py, PyAny>>,
     llm_config: Option<&Bound<'py, PyAny>>,
-    cache: Option<&Bound<'py, CompileCache>>,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
-    let args = CompileArgs { tool_usage_rules, sources, max_files_open, llm_config };
-    let compiled = compile(py, blocks, file_blocks, agent_type, git_enabled, args, cache.map(|c| c.get()), false)?;
-    Ok(compiled.map(|(text, _)| text))
-}
-
-/// `(text, fingerprint, [(section, start, end), ...])`, offsets in code points; `None` as above.
-#[pyfunction]
-#[pyo3(signature = (blocks, file_blocks, agent_type, git_enabled, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, cache=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn compile_memory_with_fingerprint<'py>(
-    py: Python<'py>,
-    blocks: &Bound<'py, PyAny>,
-    file_blocks: &Bound<'py, PyAny>,
-    agent_type: &Bound<'py, PyAny>,
-    git_enabled: bool,
-    tool_usage_rules: Option<&Bound<'py, PyAny>>,
-    sources: Option<&Bound<'py, PyAny>>,
-    max_files_open: Option<&Bound<'py, PyAny>>,
-    llm_config: Option<&Bound<'py, PyAny>>,
-    cache: Option<&Bound<'py, CompileCache>>,
-) -> PyResult<Option<(Bound<'py, PyString>, u128, Spans)>> {
-    let args = CompileArgs { tool_usage_rules, sources, max_files_open, llm_config };
-    let compiled = compile(py, blocks, file_blocks, agent_type, git_enabled, args, cache.map(|c| c.get()), true)?;
-    Ok(compiled.and_then(|(text, detail)| detail.map(|(fp, sections)| (text, fp, sections))))
+    let given =
+        Inputs { blocks, file_blocks, agent_type, git_enabled, tool_usage_rules, sources, max_files_open, llm_config };
+    Ok(compile(py, &given, None, false)?.map(|(text, _)| text))
 }
 
 /// Many memories compiled in parallel on Rust threads, in input order; `None` where the
@@ -299,19 +395,20 @@ pub fn compile_many<'py>(
     llm_config: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Vec<Option<Bound<'py, PyString>>>> {
     let strings = Strings::new(py);
-    let args = CompileArgs { tool_usage_rules, sources, max_files_open, llm_config };
     let mut inputs = Vec::new();
     for memory in memories.try_iter()? {
         let memory = memory?;
-        let git_enabled = memory.getattr(intern!(py, "git_enabled"))?.is_truthy()?;
-        let input = read_input(
-            &strings,
-            &memory.getattr(intern!(py, "blocks"))?,
-            &memory.getattr(intern!(py, "file_blocks"))?,
-            &memory.getattr(intern!(py, "agent_type"))?,
-            git_enabled,
-            args,
-        )?;
+        let given = Inputs {
+            git_enabled: memory.getattr(intern!(py, "git_enabled"))?.is_truthy()?,
+            blocks: &memory.getattr(intern!(py, "blocks"))?,
+            file_blocks: &memory.getattr(intern!(py, "file_blocks"))?,
+            agent_type: &memory.getattr(intern!(py, "agent_type"))?,
+            tool_usage_rules,
+            sources,
+            max_files_open,
+            llm_config,
+        };
+        let input = read_input(&strings, &given)?;
         inputs.push((!needs_reference(&input)).then_some(input));
     }
     let rendered = py.detach(|| {
@@ -365,9 +462,18 @@ pub fn render_memory_filesystem<'py>(
 
 /// The file blocks with later duplicates of a label dropped, as Letta's validator does.
 #[pyfunction]
-pub fn first_of_each_label<'py>(py: Python<'py>, file_blocks: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+#[pyo3(signature = (file_blocks=None))]
+pub fn first_of_each_label<'py>(
+    py: Python<'py>,
+    file_blocks: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
     let seen = PySet::empty(py)?;
     let kept = PyList::empty(py);
+    // `file_blocks or []`, as Letta's validator reads it.
+    let Some(file_blocks) = file_blocks else { return Ok(kept) };
+    if !file_blocks.is_truthy()? {
+        return Ok(kept);
+    }
     for (i, block) in file_blocks.try_iter()?.enumerate() {
         let block = block?;
         let label = block.getattr(pyo3::intern!(py, "label"))?;

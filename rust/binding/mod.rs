@@ -1,5 +1,6 @@
 //! The thin pyo3 layer: it converts Python objects to the renderers' inputs and back, nothing more.
 
+mod cache;
 mod fingerprint;
 mod inputs;
 mod memory;
@@ -25,11 +26,12 @@ pub fn to_py_err(err: RenderError) -> PyErr {
 
 #[pymodule(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<memory::CompileCache>()?;
+    m.add_class::<memory::MemoryBase>()?;
+    m.add_function(wrap_pyfunction!(cache::count_edit, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::track_edits, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint::fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint::stored_memory_section, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_memory, m)?)?;
-    m.add_function(wrap_pyfunction!(memory::compile_memory_with_fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_many, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_available_skills, m)?)?;
     m.add_function(wrap_pyfunction!(memory::render_memory_filesystem, m)?)?;

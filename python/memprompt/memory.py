@@ -37,7 +37,12 @@ class Memory(_core.MemoryBase, BlockListMethods):
                 "compile_with_fingerprint", (tool_usage_rules, sources, max_files_open, llm_config, client_skills)
             )
         text, fingerprint, sections = result
-        return Compiled(text, fingerprint, {name: (start, end) for name, start, end in sections})
+        last = self.__dict__.get("_last_compiled")
+        if last is not None and last.text is text:
+            return last  # the very same text object: a cache hit, so the same fingerprint and sections
+        compiled = Compiled(text, fingerprint, {name: (start, end) for name, start, end in sections})
+        self._last_compiled = compiled
+        return compiled
 
     def compile_available_skills(self, client_skills: Any = None) -> str:
         """``<available_skills>``, or ``""`` when there are none."""

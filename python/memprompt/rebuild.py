@@ -65,6 +65,17 @@ class RebuildDecision:
         return self.rebuild
 
 
+# Every decision is one of these (decisions are immutable, so they are shared).
+_FORCED = RebuildDecision(True, "forced", "force")
+_TEMPLATE_CHANGED_STAMP = RebuildDecision(True, "system prompt template changed", "stamp")
+_MEMORY_CHANGED_STAMP = RebuildDecision(True, "memory changed", "stamp")
+_UNCHANGED_STAMP = RebuildDecision(False, "unchanged", "stamp")
+_NO_MESSAGE = RebuildDecision(True, "no stored system message", "parse")
+_TEMPLATE_CHANGED_PARSE = RebuildDecision(True, "system prompt template changed", "parse")
+_MEMORY_CHANGED_PARSE = RebuildDecision(True, "memory changed", "parse")
+_UNCHANGED_PARSE = RebuildDecision(False, "unchanged", "parse")
+
+
 def _memory_text_and_fingerprint(memory: str | Compiled) -> tuple[str, int]:
     if isinstance(memory, Compiled):
         return memory.text, memory.fingerprint
@@ -120,22 +131,22 @@ def needs_rebuild(
     counts, archival size, timestamp) never causes a rebuild; ``force`` always does.
     """
     if force:
-        return RebuildDecision(True, "forced", "force")
+        return _FORCED
     if stamp is not None:
         if isinstance(stamp, str):
             stamp = PromptStamp.parse(stamp)
         _, memory_fingerprint = _memory_text_and_fingerprint(memory)
         if _template_fingerprint(system_prompt) != stamp.template:
-            return RebuildDecision(True, "system prompt template changed", "stamp")
+            return _TEMPLATE_CHANGED_STAMP
         if memory_fingerprint != stamp.memory:
-            return RebuildDecision(True, "memory changed", "stamp")
-        return RebuildDecision(False, "unchanged", "stamp")
+            return _MEMORY_CHANGED_STAMP
+        return _UNCHANGED_STAMP
     memory_text, _ = _memory_text_and_fingerprint(memory)
     if message_text is None:
-        return RebuildDecision(True, "no stored system message", "parse")
+        return _NO_MESSAGE
     stored = _core.stored_memory_section(system_prompt, message_text)
     if stored is None:
-        return RebuildDecision(True, "system prompt template changed", "parse")
+        return _TEMPLATE_CHANGED_PARSE
     if stored != memory_text:
-        return RebuildDecision(True, "memory changed", "parse")
-    return RebuildDecision(False, "unchanged", "parse")
+        return _MEMORY_CHANGED_PARSE
+    return _UNCHANGED_PARSE

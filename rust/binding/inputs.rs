@@ -48,6 +48,7 @@ pub fn block<'s, 'py>(
 
 pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    strings.expect(5 * out.capacity());
     for (i, obj) in list.try_iter()?.enumerate() {
         out.push(block(strings, &obj?, "block", i)?);
     }

@@ -76,6 +76,12 @@ impl<'py> Strings<'py> {
         self.read.borrow_mut().values.push(value.clone().unbind());
     }
 
+    /// Makes room for the reads of `fields` more field values, so that the records rarely grow.
+    pub fn expect(&self, fields: usize) {
+        self.read.borrow_mut().values.reserve(fields);
+        self.keep.borrow_mut().reserve(fields);
+    }
+
     /// `obj.name`, recorded.
     pub fn attr(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
         let value = obj.getattr(name)?;

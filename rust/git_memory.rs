@@ -14,9 +14,9 @@ use std::collections::HashMap;
 
 use crate::error::{RenderError, RenderResult};
 use crate::model::Block;
-use crate::out::Out;
+use crate::out::{Lines, Measured, Out, Sink};
 use crate::text::{path_parts, rstrip_newlines, strip};
-use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState};
+use crate::tree_view::support::{bucket, bucket_sort, indent, sort_head, FoldState, Row};
 use crate::w;
 
 const SYSTEM_PREFIX: &[u8] = b"system/";
@@ -30,11 +30,6 @@ const RESERVED: [&[u8]; 3] = [b"__value__", b"__description__", b"__label__"];
 
 const REMINDER: &str = "\n\nReminder: <projection> contains the local path of the memory file projection.";
 
-const TEE: &str = "├── ";
-const ELBOW: &str = "└── ";
-const PIPE: &str = "│   ";
-const BLANK: &str = "    ";
-
 /// True when Letta would render a dict's `repr()` for these blocks: some `system/`
 /// label has a part equal to one of Letta's reserved keys. `render` is only exact
 /// when this is false.
@@ -46,6 +41,7 @@ pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
 }
 
 /// Writes exactly what Letta writes. Exact unless `needs_reference_fallback(blocks)`.
+/// Output too large to allocate is `RenderError::Memory`, measured before the tags and tree are written.
 pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
     let is_system = |b: &&Block| b.label.starts_with(SYSTEM_PREFIX);
     if !blocks.iter().any(|b| is_system(&b)) {
@@ -76,7 +72,7 @@ pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
 
     let start = out.len() + 2;
     w!(out, "\n\n<memory>\n");
-    render_nested(out, memory);
+    render_nested(out, memory)?;
     if !external.is_empty() {
         w!(out, "<external_projection>\n${MEMORY_DIR}/\n");
         render_external(out, external)?;
@@ -110,7 +106,7 @@ struct Path<'l, 'b> {
 /// The `system/` blocks other than the persona, as nested tags. A path that is
 /// both a block and a prefix of other paths is a tag holding the block's content
 /// and then the nested tags; of two blocks with the same path, the later one wins.
-fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Block<'b>>) {
+fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Block<'b>>) -> RenderResult {
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut paths: Vec<Path> = Vec::new();
     for block in blocks {
@@ -125,7 +121,7 @@ fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Blo
     paths.sort_unstable_by(|a, b| {
         a.head.cmp(&b.head).then_with(|| path_of(a).cmp(path_of(b))).then(a.start.cmp(&b.start))
     });
-
+    let mut shown = NestedTags(Vec::with_capacity(paths.len()));
     let mut open: &[&[u8]] = &[];
     for (i, p) in paths.iter().enumerate() {
         let path = path_of(p);
@@ -133,41 +129,105 @@ fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Blo
             continue;
         }
         let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
-        close(out, open, common);
-        for (depth, name) in path.iter().enumerate().skip(common) {
-            pad(out, depth);
-            w!(out, "<", *name, ">\n");
-        }
-        let depth = path.len().saturating_sub(1);
-        pad(out, depth);
-        w!(out, "  <projection>$MEMORY_DIR/system/");
-        for (j, name) in path.iter().enumerate() {
-            if j > 0 {
-                w!(out, "/");
-            }
-            w!(out, *name);
-        }
-        w!(out, ".md</projection>\n");
-        let description = strip(&p.block.description);
-        if !description.is_empty() {
-            pad(out, depth);
-            w!(out, "  <description>", description, "</description>\n");
-        }
-        let value = rstrip_newlines(&p.block.value);
-        if !value.is_empty() {
-            pad(out, depth);
-            w!(out, "  ", value, "\n");
-        }
+        let (description, value) = (strip(&p.block.description), rstrip_newlines(&p.block.value));
+        shown.0.push(Shown { path, common, description, value });
         open = path;
     }
-    close(out, open, 0);
+    // Every level indents the lines below it, so the output can grow with the square of the input.
+    out.write_lines(&shown)
+}
+
+/// One line of the nested tags, indented two spaces per level of `depth`.
+struct TagLine<'p> {
+    depth: usize,
+    tag: Tag<'p>,
+}
+
+/// What a line of the nested tags holds.
+enum Tag<'p> {
+    Open(&'p [u8]),
+    Close(&'p [u8]),
+    /// The block's file: its path joined by `/`.
+    Projection(&'p [&'p [u8]]),
+    Description(&'p [u8]),
+    Value(&'p [u8]),
+}
+
+impl Measured for TagLine<'_> {
+    fn size(&self) -> usize {
+        let text = match self.tag {
+            Tag::Open(name) => "<".len() + name.len() + ">\n".len(),
+            Tag::Close(name) => "</".len() + name.len() + ">\n".len(),
+            Tag::Projection(path) => {
+                let names: usize = path.iter().map(|name| name.len()).sum();
+                let slashes = path.len().saturating_sub(1);
+                "  <projection>$MEMORY_DIR/system/".len() + names + slashes + ".md</projection>\n".len()
+            }
+            Tag::Description(text) => "  <description>".len() + text.len() + "</description>\n".len(),
+            Tag::Value(text) => "  ".len() + text.len() + "\n".len(),
+        };
+        2 * self.depth + text
+    }
+
+    fn write(&self, out: &mut Out) {
+        pad(out, self.depth);
+        match self.tag {
+            Tag::Open(name) => w!(out, "<", name, ">\n"),
+            Tag::Close(name) => w!(out, "</", name, ">\n"),
+            Tag::Projection(path) => {
+                w!(out, "  <projection>$MEMORY_DIR/system/");
+                for (j, name) in path.iter().enumerate() {
+                    if j > 0 {
+                        w!(out, "/");
+                    }
+                    w!(out, *name);
+                }
+                w!(out, ".md</projection>\n");
+            }
+            Tag::Description(text) => w!(out, "  <description>", text, "</description>\n"),
+            Tag::Value(text) => w!(out, "  ", text, "\n"),
+        }
+    }
+}
+
+/// A path to draw (the last of a run of equal paths), with what its block shows.
+struct Shown<'p> {
+    path: &'p [&'p [u8]],
+    /// How many parts it shares with the path drawn before it.
+    common: usize,
+    description: &'p [u8],
+    value: &'p [u8],
+}
+
+/// The paths to draw, in order.
+struct NestedTags<'p>(Vec<Shown<'p>>);
+
+impl Lines for NestedTags<'_> {
+    fn each(&self, sink: &mut impl Sink) {
+        let mut open: &[&[u8]] = &[];
+        for &Shown { path, common, description, value } in &self.0 {
+            close(sink, open, common);
+            for (depth, name) in path.iter().enumerate().skip(common) {
+                sink.line(&TagLine { depth, tag: Tag::Open(name) });
+            }
+            let depth = path.len().saturating_sub(1);
+            sink.line(&TagLine { depth, tag: Tag::Projection(path) });
+            if !description.is_empty() {
+                sink.line(&TagLine { depth, tag: Tag::Description(description) });
+            }
+            if !value.is_empty() {
+                sink.line(&TagLine { depth, tag: Tag::Value(value) });
+            }
+            open = path;
+        }
+        close(sink, open, 0);
+    }
 }
 
 /// Closes the tags `open[keep..]`, innermost first.
-fn close(out: &mut Out, open: &[&[u8]], keep: usize) {
+fn close(sink: &mut impl Sink, open: &[&[u8]], keep: usize) {
     for (depth, name) in open.iter().enumerate().skip(keep).rev() {
-        pad(out, depth);
-        w!(out, "</", *name, ">\n");
+        sink.line(&TagLine { depth, tag: Tag::Close(name) });
     }
 }
 
@@ -280,29 +340,40 @@ fn render_external(out: &mut Out, mut blocks: Vec<&Block>) -> RenderResult {
         .collect();
     let (lines, starts) =
         bucket_sort(&lines, 2 * dirs, |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp_bytes(&b.name)));
-    let lines_of = |dir: usize| bucket(&lines, &starts, 2 * dir, 2 * dir + 2).iter();
+    // Every level indents the lines below it, so the output can grow with the square of the input.
+    out.write_lines(&ExternalTree { lines, starts })
+}
 
-    let mut prefix: Vec<u8> = Vec::new();
-    // Each directory being listed: the rest of its lines, and the prefix length its lines use.
-    let mut stack = vec![(lines_of(0), 0)];
-    while let Some((rest, prefix_len)) = stack.last_mut() {
-        let Some(line) = rest.next() else {
-            stack.pop();
-            continue;
-        };
-        let is_last = rest.len() == 0;
-        prefix.truncate(*prefix_len);
-        w!(out, &prefix[..], if is_last { ELBOW } else { TEE }, line.name.stem, line.name.suffix());
-        match line.node {
-            Node::Dir(sub) => {
-                w!(out, "/\n");
-                prefix.extend_from_slice(if is_last { BLANK } else { PIPE }.as_bytes());
-                stack.push((lines_of(sub), prefix.len()));
+/// Every directory's lines, as `bucket_sort` gave them.
+struct ExternalTree<'b> {
+    lines: Vec<Line<'b>>,
+    starts: Vec<usize>,
+}
+
+impl Lines for ExternalTree<'_> {
+    fn each(&self, sink: &mut impl Sink) {
+        let lines_of = |dir: usize| bucket(&self.lines, &self.starts, 2 * dir, 2 * dir + 2).iter();
+        let mut prefix: Vec<u8> = Vec::new();
+        // Each directory being listed: the rest of its lines, and the prefix length its lines use.
+        let mut stack = vec![(lines_of(0), 0)];
+        while let Some((rest, prefix_len)) = stack.last_mut() {
+            let Some(line) = rest.next() else {
+                stack.pop();
+                continue;
+            };
+            let is_last = rest.len() == 0;
+            prefix.truncate(*prefix_len);
+            let (name, suffix) = (line.name.stem, line.name.suffix());
+            match line.node {
+                Node::Dir(sub) => {
+                    sink.line(&Row { prefix: &prefix, is_last, name, suffix, is_dir: true, note: b"" });
+                    prefix.extend_from_slice(indent(is_last));
+                    stack.push((lines_of(sub), prefix.len()));
+                }
+                Node::File => sink.line(&Row { prefix: &prefix, is_last, name, suffix, is_dir: false, note: b"" }),
             }
-            Node::File => w!(out, "\n"),
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -774,6 +845,15 @@ mod tests {
         }
         expected += &format!("{}└── z.md\n</external_projection>\n</memory>", "    ".repeat(DEPTH + 1));
         assert!(out == expected, "deep output differs");
+    }
+
+    #[test]
+    fn too_large_to_allocate_is_a_memory_error() {
+        // Half a million levels indent about 10^12 bytes: refused before any is written.
+        let deep = "a/".repeat(500_000);
+        for label in [format!("system/{deep}z"), format!("{deep}z")] {
+            assert_eq!(git(&[("system/x", "", ""), (&label, "", "")]), Err(RenderError::Memory));
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The output buffer every renderer writes into.
 
+use crate::error::{RenderError, RenderResult};
 use crate::model::Int;
 
 /// A named part of the output, in byte offsets: `<tool_usage_rules>` to `</tool_usage_rules>`.
@@ -27,6 +28,23 @@ impl Out {
         buf.clear();
         buf.reserve(capacity);
         Out { buf, sections: Vec::new() }
+    }
+
+    /// Room for `additional` more bytes, or `MemoryError`: a failed allocation would abort the process.
+    pub fn try_reserve(&mut self, additional: usize) -> RenderResult {
+        self.buf.try_reserve(additional).map_err(|_| RenderError::Memory)
+    }
+
+    /// Writes `lines` once there is room for all of them, so that output growing faster
+    /// than its input fails as `MemoryError` instead of aborting.
+    pub fn write_lines(&mut self, lines: &impl Lines) -> RenderResult {
+        let mut size = Measure(0);
+        lines.each(&mut size);
+        self.try_reserve(size.0)?;
+        let start = self.len();
+        lines.each(self);
+        debug_assert_eq!(self.len() - start, size.0, "a line's size is what it writes");
+        Ok(())
     }
 
     /// Records that section `name` runs from byte `start` to the end of what is written so far.
@@ -76,6 +94,40 @@ impl Out {
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
+}
+
+/// A line of output that knows its size before it is written.
+pub trait Measured {
+    /// How many bytes `write` writes.
+    fn size(&self) -> usize;
+    fn write(&self, out: &mut Out);
+}
+
+/// Where lines go: into a count of their bytes, or into the output.
+pub trait Sink {
+    fn line(&mut self, line: &impl Measured);
+}
+
+/// The number of bytes of the lines given to it.
+struct Measure(usize);
+
+impl Sink for Measure {
+    #[inline]
+    fn line(&mut self, line: &impl Measured) {
+        self.0 = self.0.saturating_add(line.size());
+    }
+}
+
+impl Sink for Out {
+    #[inline]
+    fn line(&mut self, line: &impl Measured) {
+        line.write(self);
+    }
+}
+
+/// Output made of lines, given to a sink the same each time: measured, then written.
+pub trait Lines {
+    fn each(&self, sink: &mut impl Sink);
 }
 
 /// Writes each piece in order: `w!(out, "<", label, ">\n")` reads like the output.

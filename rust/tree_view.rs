@@ -12,10 +12,10 @@
 
 use std::collections::HashMap;
 
-use self::support::{bucket, bucket_sort, sort_head, FoldState};
+use self::support::{bucket, bucket_sort, indent, sort_head, FoldState, Row};
 use crate::error::RenderResult;
 use crate::model::Block;
-use crate::out::Out;
+use crate::out::{Lines, Out, Sink};
 use crate::text::{first_line, path_parts};
 use crate::w;
 
@@ -27,11 +27,6 @@ const SKILLS: &[u8] = b"skills";
 const SYSTEM: &[u8] = b"system";
 /// The legacy skill layout: `skills/<name>/SKILL`.
 const LEGACY_SKILL: &[u8] = b"SKILL";
-
-const TEE: &str = "├── ";
-const ELBOW: &str = "└── ";
-const PIPE: &str = "│   ";
-const BLANK: &str = "    ";
 
 /// The value of a dict entry: a block (by index) or a directory (by arena id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,17 +143,19 @@ impl<'b> Listing<'b> {
     }
 }
 
-/// Writes ` (<first line of the description>)`, or nothing when that line is empty.
-fn description(out: &mut Out, block: Option<&Block>) {
-    let line = block.map_or(&b""[..], |b| first_line(&b.description));
-    if !line.is_empty() {
-        w!(out, " (", line, ")");
-    }
+/// The first line of a block's description, shown after its name; empty when there is none.
+fn note<'a>(block: Option<&'a Block>) -> &'a [u8] {
+    block.map_or(&b""[..], |b| first_line(&b.description))
 }
 
-/// The top-level `skills/` directory: one line per skill, sorted by name, not descended into.
-fn render_skills(out: &mut Out, blocks: &[Block], dirs: &Dirs, listing: &Listing, skills_dir: usize, prefix: &[u8]) {
-    let mut skills: Vec<(&[u8], Option<&Block>)> = Vec::new();
+/// The top-level `skills/` directory's lines, `(name, note)` sorted by name: one per skill.
+fn skills<'a>(blocks: &'a [Block], dirs: &Dirs, listing: &Listing<'a>) -> Vec<(&'a [u8], &'a [u8])> {
+    let skills_dir = listing.of(0).iter().find_map(|line| match (line.is_file, line.entry) {
+        (false, Entry::Dir(sub)) if line.name == SKILLS => Some(sub),
+        _ => None,
+    });
+    let Some(skills_dir) = skills_dir else { return Vec::new() };
+    let mut skills = Vec::new();
     for line in listing.of(skills_dir) {
         let block = match (line.is_file, line.entry) {
             (_, Entry::Block(b)) => Some(b),
@@ -171,17 +168,12 @@ fn render_skills(out: &mut Out, blocks: &[Block], dirs: &Dirs, listing: &Listing
             (true, Entry::Dir(_)) => continue,
         };
         if let Some(b) = block {
-            skills.push((line.name, blocks.get(b)));
+            skills.push((line.name, note(blocks.get(b))));
         }
     }
     // Two sorted runs (directories, then files): a stable sort merges them.
     skills.sort_by(|a, b| a.0.cmp(b.0));
-    for (i, (name, block)) in skills.iter().enumerate() {
-        let connector = if i + 1 == skills.len() { ELBOW } else { TEE };
-        w!(out, prefix, connector, *name);
-        description(out, *block);
-        w!(out, "\n");
-    }
+    skills
 }
 
 /// A directory being listed: the rest of its lines, and how it is drawn.
@@ -191,64 +183,135 @@ struct Frame<'l, 'b> {
     in_system: bool,
 }
 
+/// Letta's tree, ready to draw: the top-level `skills/` directory lists `skills`
+/// (see `skills`) and is not descended into.
+struct Tree<'t> {
+    blocks: &'t [Block<'t>],
+    dirs: Dirs<'t>,
+    listing: Listing<'t>,
+    skills: Vec<(&'t [u8], &'t [u8])>,
+}
+
+impl Lines for Tree<'_> {
+    fn each(&self, sink: &mut impl Sink) {
+        let Tree { blocks, dirs, listing, skills } = self;
+        let mut prefix: Vec<u8> = Vec::new();
+        let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix_len: 0, in_system: false }];
+        while let Some(frame) = stack.last_mut() {
+            let Some(line) = frame.lines.next() else {
+                stack.pop();
+                continue;
+            };
+            let is_last = frame.lines.len() == 0;
+            let in_system = frame.in_system;
+            prefix.truncate(frame.prefix_len);
+            let at_root = stack.len() == 1;
+            match (line.is_file, line.entry) {
+                (false, Entry::Dir(sub)) => {
+                    sink.line(&Row { prefix: &prefix, is_last, name: line.name, suffix: b"", is_dir: true, note: b"" });
+                    prefix.extend_from_slice(indent(is_last));
+                    if at_root && line.name == SKILLS {
+                        for (i, &(name, note)) in skills.iter().enumerate() {
+                            let is_last = i + 1 == skills.len();
+                            sink.line(&Row { prefix: &prefix, is_last, name, suffix: b"", is_dir: false, note });
+                        }
+                    } else {
+                        stack.push(Frame {
+                            lines: listing.of(sub).iter(),
+                            prefix_len: prefix.len(),
+                            in_system: in_system || line.name == SYSTEM,
+                        });
+                    }
+                }
+                (_, entry) => {
+                    let block = match entry {
+                        Entry::Block(b) => Some(b),
+                        Entry::Dir(sub) => dirs.slot_block(sub),
+                    };
+                    let note = if in_system { &b""[..] } else { note(block.and_then(|b| blocks.get(b))) };
+                    sink.line(&Row { prefix: &prefix, is_last, name: line.name, suffix: b".md", is_dir: false, note });
+                }
+            }
+        }
+    }
+}
+
 /// Writes exactly what Letta writes: nothing when there are no blocks and no client skills.
+/// Output too large to allocate is `RenderError::Memory`, found before the tree is written.
 pub fn render(out: &mut Out, blocks: &[Block], has_client_skills: bool) -> RenderResult {
     if blocks.is_empty() && !has_client_skills {
         return Ok(());
     }
     let dirs = Dirs::build(blocks);
     let listing = Listing::new(&dirs);
+    let skills = skills(blocks, &dirs, &listing);
 
     w!(out, "\n\n<memory_filesystem>\n");
-    let mut prefix: Vec<u8> = Vec::new();
-    let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix_len: 0, in_system: false }];
-    while let Some(frame) = stack.last_mut() {
-        let Some(line) = frame.lines.next() else {
-            stack.pop();
-            continue;
-        };
-        let is_last = frame.lines.len() == 0;
-        let in_system = frame.in_system;
-        prefix.truncate(frame.prefix_len);
-        let at_root = stack.len() == 1;
-        w!(out, &prefix[..], if is_last { ELBOW } else { TEE }, line.name);
-        match (line.is_file, line.entry) {
-            (false, Entry::Dir(sub)) => {
-                w!(out, "/\n");
-                prefix.extend_from_slice(if is_last { BLANK } else { PIPE }.as_bytes());
-                if at_root && line.name == SKILLS {
-                    render_skills(out, blocks, &dirs, &listing, sub, &prefix);
-                } else {
-                    stack.push(Frame {
-                        lines: listing.of(sub).iter(),
-                        prefix_len: prefix.len(),
-                        in_system: in_system || line.name == SYSTEM,
-                    });
-                }
-            }
-            (_, entry) => {
-                w!(out, ".md");
-                if !in_system {
-                    let block = match entry {
-                        Entry::Block(b) => Some(b),
-                        Entry::Dir(sub) => dirs.slot_block(sub),
-                    };
-                    description(out, block.and_then(|b| blocks.get(b)));
-                }
-                w!(out, "\n");
-            }
-        }
-    }
+    // Every level indents the lines below it, so the output can grow with the square of the input.
+    out.write_lines(&Tree { blocks, dirs, listing, skills })?;
     w!(out, "</memory_filesystem>");
     Ok(())
 }
 
-/// What both label trees use (this one and `git_memory`'s external tree): sort keys,
-/// a counting sort by directory, and a fast seeded hash for `(directory, name)` keys.
+/// What both label trees use (this one and `git_memory`'s external tree): their rows,
+/// sort keys, a counting sort by directory, and a fast seeded hash for `(directory, name)` keys.
 pub(crate) mod support {
     use std::cmp::Ordering;
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
+
+    use crate::out::{Measured, Out};
+    use crate::w;
+
+    const TEE: &str = "├── ";
+    const ELBOW: &str = "└── ";
+    const PIPE: &str = "│   ";
+    const BLANK: &str = "    ";
+
+    /// One line of a file tree: the prefix drawn by the levels above, the connector, `name`
+    /// and `suffix`, `/` for a directory, ` (note)` unless `note` is empty, and a newline.
+    pub(crate) struct Row<'r> {
+        pub(crate) prefix: &'r [u8],
+        pub(crate) is_last: bool,
+        pub(crate) name: &'r [u8],
+        pub(crate) suffix: &'r [u8],
+        pub(crate) is_dir: bool,
+        pub(crate) note: &'r [u8],
+    }
+
+    impl Row<'_> {
+        fn connector(&self) -> &'static str {
+            if self.is_last {
+                ELBOW
+            } else {
+                TEE
+            }
+        }
+    }
+
+    impl Measured for Row<'_> {
+        fn size(&self) -> usize {
+            let slash = if self.is_dir { "/".len() } else { 0 };
+            let note = if self.note.is_empty() { 0 } else { " (".len() + self.note.len() + ")".len() };
+            self.prefix.len() + self.connector().len() + self.name.len() + self.suffix.len() + slash + note + "\n".len()
+        }
+
+        fn write(&self, out: &mut Out) {
+            w!(out, self.prefix, self.connector(), self.name, self.suffix);
+            if self.is_dir {
+                w!(out, "/");
+            }
+            if !self.note.is_empty() {
+                w!(out, " (", self.note, ")");
+            }
+            w!(out, "\n");
+        }
+    }
+
+    /// What a row adds to the prefix of the rows below it.
+    pub(crate) fn indent(is_last: bool) -> &'static [u8] {
+        if is_last { BLANK } else { PIPE }.as_bytes()
+    }
 
     /// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
     /// two names' heads differ, they order the names as a byte comparison would.
@@ -409,6 +472,7 @@ pub(crate) mod support {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::RenderError;
     use crate::model::Int;
     use std::borrow::Cow;
 
@@ -730,6 +794,13 @@ mod tests {
         }
         expected += &format!("{}└── z.md (deep)\n</memory_filesystem>", "    ".repeat(DEPTH));
         assert!(out == expected, "deep output differs");
+    }
+
+    #[test]
+    fn too_large_to_allocate_is_a_memory_error() {
+        // Half a million levels indent about 10^12 bytes: refused before any is written.
+        let label = format!("{}z", "a/".repeat(500_000));
+        assert_eq!(tree(&[(&label, "", "")], false), Err(RenderError::Memory));
     }
 
     #[test]

@@ -145,7 +145,7 @@ def test_a_label_with_10_000_parts_in_the_tree_view_and_skills():
 
 
 # A 1 MB label of 1,000 parts of 1,000 characters. (Half a million one-letter parts would
-# render about 10^12 characters in git memory and the tree view, in Letta as here.)
+# render about 10^12 characters in git memory and the tree view: see the memory errors below.)
 KILO_PARTS = "/".join(f"{i:04d}" + "x" * 995 for i in range(1_000))
 
 
@@ -164,6 +164,28 @@ def test_a_1_mb_label(label):
     text = both({"blocks": [], "file_blocks": files}, lambda m: m.compile(sources=[Source("s", label)]))
     assert text.count(label) == 2
 
+
+
+# Half a million one-letter parts: about 10^12 characters in git memory and the tree view.
+HUGE_DEPTH = "a/" * 500_000 + "z"
+
+
+@pytest.mark.parametrize("label", ["system/" + HUGE_DEPTH, HUGE_DEPTH], ids=["nested tags", "external tree"])
+def test_a_git_memory_too_large_for_any_machine_is_a_memory_error(label):
+    """Measured before it is written: MemoryError, not a terabyte allocation that aborts."""
+    blocks = [Block("p", "system/persona"), Block("v", label, "d"), Block("h", "system/human")]
+    with pytest.raises(MemoryError):
+        mp.Memory(blocks, git_enabled=True).compile()
+    with pytest.raises(MemoryError):
+        mp.compile_many([mp.Memory(blocks, git_enabled=True)])
+    assert mp.Memory(blocks[::2], git_enabled=True).compile().endswith("  h\n</human>\n</memory>")
+
+
+def test_a_tree_view_too_large_for_any_machine_is_a_memory_error():
+    blocks = [Block("v", HUGE_DEPTH, "d"), Block("w", "skills/s")]
+    with pytest.raises(MemoryError):
+        mp.Memory(blocks).render_memory_filesystem()
+    assert mp.Memory(blocks[1:]).render_memory_filesystem().endswith("└── s\n</memory_filesystem>")
 
 # --- 10,000 client skills ------------------------------------------------------------------------------
 

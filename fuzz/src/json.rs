@@ -61,6 +61,7 @@ impl Json {
                     RenderError::Value(_) => "ValueError",
                     RenderError::Overflow(_) => "OverflowError",
                     RenderError::NotImplemented(_) => "NotImplementedError",
+                    RenderError::Memory => "MemoryError",
                 };
                 Json::Obj(vec![("error", Json::Str(kind.into()))])
             }

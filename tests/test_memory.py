@@ -1,5 +1,8 @@
 """Memory.compile and its views: the Rust core equals the reference, in every mode."""
 
+import copy
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -231,6 +234,18 @@ def test_a_change_to_a_tracked_class_is_seen(monkeypatch):
     assert "quiet" in memory.compile()
     monkeypatch.setattr(mp.Block, "description", property(lambda self: "patched"))
     assert "patched" in memory.compile()
+
+
+def test_copies_and_pickles_compile_the_same():
+    memory = mp.Memory([mp.Block("v", "human")], [mp.FileBlock("f", "a.txt", source_id="s")], "memgpt_v2_agent", False)
+    memory.note = "kept"
+    expected = memory.compile(sources=[mp.Source("s", "docs")])
+    for copied in (copy.copy(memory), copy.deepcopy(memory), pickle.loads(pickle.dumps(memory))):
+        assert type(copied) is mp.Memory and copied.note == "kept"
+        assert copied.compile(sources=[mp.Source("s", "docs")]) == expected
+    deep = copy.deepcopy(memory)
+    deep.blocks[0].value = "changed"
+    assert memory.compile(sources=[mp.Source("s", "docs")]) == expected
 
 
 def test_clear_cache_renders_again():

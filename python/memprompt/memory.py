@@ -59,6 +59,11 @@ class Memory(_core.MemoryBase, BlockListMethods):
         reference = ReferenceMemory(self.blocks, self.file_blocks, self.agent_type, self.git_enabled)
         return getattr(reference, method)(*args)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy, deepcopy and pickle rebuild from the fields (the Rust half has no default constructor).
+        state = {k: v for k, v in vars(self).items() if k != "_last_compiled"}
+        return type(self), (self.blocks, self.file_blocks, self.agent_type, self.git_enabled), state or None
+
     def __repr__(self) -> str:
         return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self.file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"
 

@@ -59,11 +59,36 @@ fn replace_into(out: &mut Out, hay: &[u8], needle: &[u8], with: &[u8]) {
     out.push(&hay[copied..]);
 }
 
+/// A part of the system message, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part<'p> {
+    /// Text of the template (or the `"\n\n"` before an appended memory).
+    Template(&'p [u8]),
+    /// The memory section, `"\n\n"`, then the metadata block.
+    Memory,
+}
+
 /// Letta's `get_system_message_from_compiled_memory` for an f-string template with no
-/// user variables. The memory section followed by `"\n\n"` and the metadata block takes
-/// the place of every `{CORE_MEMORY}`; when there is none, it is appended after `"\n\n"`
-/// if `append_if_missing`. Fails only when the output cannot be allocated (Python's
-/// `MemoryError`).
+/// user variables, as parts: the memory (with the metadata block) takes the place of
+/// every `{CORE_MEMORY}`; when there is none, it is appended after `"\n\n"` if
+/// `append_if_missing`.
+pub fn parts(system_prompt: &[u8], append_if_missing: bool) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut copied = 0;
+    for start in occurrences(system_prompt, PLACEHOLDER) {
+        parts.push(Part::Template(&system_prompt[copied..start]));
+        parts.push(Part::Memory);
+        copied = start + PLACEHOLDER.len();
+    }
+    parts.push(Part::Template(&system_prompt[copied..]));
+    if parts.len() == 1 && append_if_missing {
+        parts.extend([Part::Template(b"\n\n"), Part::Memory]);
+    }
+    parts
+}
+
+/// The whole system message (see `parts`). Fails only when the output cannot be
+/// allocated (Python's `MemoryError`).
 pub fn render(
     system_prompt: &[u8],
     memory: &[u8],
@@ -72,32 +97,27 @@ pub fn render(
 ) -> Result<Out, TryReserveError> {
     let mut block = Out::with_capacity(512);
     metadata::render(&mut block, meta);
-    let write_full = |out: &mut Out| {
-        out.push(memory);
-        out.push(b"\n\n");
-        out.push(&block.buf);
-    };
+    let parts = parts(system_prompt, append_if_missing);
     let full_len = memory.len() + 2 + block.len();
-    let places: Vec<usize> = occurrences(system_prompt, PLACEHOLDER).collect();
-    // Room for everything written below, so that no push reallocates.
-    let grown = full_len.saturating_mul(places.len().max(1));
+    let size = parts.iter().fold(0usize, |size, part| {
+        size.saturating_add(match part {
+            Part::Template(text) => text.len(),
+            Part::Memory => full_len,
+        })
+    });
+    // Room for everything, so that no push reallocates and a size too large fails here.
     let mut out = Out::default();
-    out.buf.try_reserve_exact(system_prompt.len().saturating_add(grown).saturating_add(2))?;
-    if places.is_empty() {
-        out.push(system_prompt);
-        if append_if_missing {
-            out.push(b"\n\n");
-            write_full(&mut out);
+    out.buf.try_reserve_exact(size)?;
+    for part in parts {
+        match part {
+            Part::Template(text) => out.push(text),
+            Part::Memory => {
+                out.push(memory);
+                out.push(b"\n\n");
+                out.push(&block.buf);
+            }
         }
-        return Ok(out);
     }
-    let mut copied = 0;
-    for start in places {
-        out.push(&system_prompt[copied..start]);
-        write_full(&mut out);
-        copied = start + PLACEHOLDER.len();
-    }
-    out.push(&system_prompt[copied..]);
     Ok(out)
 }
 

@@ -3,8 +3,13 @@
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from outcome import assert_same
+from strategies import system_message_args, texts
 
 import memprompt as mp
+from memprompt import reference as ref
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 LATER = datetime(2026, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
@@ -138,3 +143,29 @@ def test_stamp_round_trips_and_rejects_garbage():
     for bad in ["", "mp1:1:2", "mp2:" + "0" * 32 + ":" + "0" * 32, "mp1:" + "g" * 32 + ":" + "0" * 32]:
         with pytest.raises(ValueError, match="not a memprompt stamp"):
             mp.PromptStamp.parse(bad)
+
+
+ASCII_MEMORIES = st.text(st.characters(max_codepoint=127), max_size=200)
+
+
+@given(system_message_args(), st.one_of(ASCII_MEMORIES, texts()))
+def test_system_message_equals_reference(args, memory):
+    """Both ways the Rust core builds it (ASCII memory: one UTF-8 render; any other: a join around the str) equal the reference."""
+    args = {**args, "memory_with_sources": memory}
+    assert_same(
+        lambda: mp.get_system_message_from_compiled_memory(**args),
+        lambda: ref.get_system_message_from_compiled_memory(**args),
+    )
+
+
+class LongStr(str):
+    """A str subclass whose __len__ lies: the join must use the str's own length."""
+
+    def __len__(self):
+        return 0
+
+
+def test_a_wide_memory_subclass_is_joined_as_its_text():
+    memory = LongStr("wide \U0001f600 memory")
+    assert message("A{CORE_MEMORY}B", memory) == message("A{CORE_MEMORY}B", str(memory))
+    assert message("A{CORE_MEMORY}B", str(memory)).startswith("Awide \U0001f600 memory\n\n<memory_metadata>")

@@ -399,7 +399,7 @@ pub fn get_system_message_from_compiled_memory<'py>(
         &archival_memory_size,
         archive_tags,
     )?;
-    let Some(memory) = strings.try_text(memory_with_sources)? else {
+    let Ok(memory) = memory_with_sources.cast::<PyString>() else {
         return Err(type_error("memory_with_sources".into(), "str", memory_with_sources));
     };
     if let Arg::Given(format) = &template_format {
@@ -418,8 +418,57 @@ pub fn get_system_message_from_compiled_memory<'py>(
     let Some(prompt) = strings.try_text(system_prompt)? else {
         return Err(type_error("system_prompt".into(), "str", system_prompt));
     };
+    // SAFETY: a type check on a live str.
+    if unsafe { ffi::PyUnicode_IS_ASCII(memory.as_ptr()) } == 0 {
+        // Kept as Python stores it: encoding it to UTF-8 and decoding the result back costs more than the rest.
+        return join_around(py, prompt, memory, &meta, append);
+    }
+    let memory = strings.text(memory)?;
     let out = system_message::render(prompt, memory, &meta, append).map_err(|_| PyMemoryError::new_err(()))?;
     to_py_str(py, &out.buf)
+}
+
+/// The system message as `"".join` of its parts, with the memory `str` itself between them.
+fn join_around<'py>(
+    py: Python<'py>,
+    prompt: &[u8],
+    memory: &Bound<'py, PyString>,
+    meta: &Metadata,
+    append: bool,
+) -> PyResult<Bound<'py, PyString>> {
+    let mut tail = Out::with_capacity(512);
+    tail.push(b"\n\n");
+    crate::metadata::render(&mut tail, meta);
+    let tail = to_py_str(py, &tail.buf)?;
+    // SAFETY: the length of a live str (its own, whatever a subclass's __len__ says).
+    let memory_chars = unsafe { ffi::PyUnicode_GetLength(memory.as_ptr()) } as usize;
+    let full = memory_chars.saturating_add(tail.len()?);
+    let pieces = PyList::empty(py);
+    let mut chars = 0usize;
+    for part in system_message::parts(prompt, append) {
+        match part {
+            system_message::Part::Template(b"") => {}
+            system_message::Part::Template(text) => {
+                let text = to_py_str(py, text)?;
+                chars = chars.saturating_add(text.len()?);
+                pieces.append(text)?;
+            }
+            system_message::Part::Memory => {
+                chars = chars.saturating_add(full);
+                pieces.append(memory)?;
+                pieces.append(&tail)?;
+            }
+        }
+    }
+    // str.replace's own error for a result no str can hold.
+    if chars > isize::MAX as usize {
+        return Err(PyMemoryError::new_err(()));
+    }
+    // SAFETY: the separator and the list of str are live objects; the result is an owned reference.
+    unsafe {
+        let joined = ffi::PyUnicode_Join(PyString::new(py, "").as_ptr(), pieces.as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(py, joined)?.cast_into::<PyString>()?)
+    }
 }
 
 /// The mapping Letta gives `format_map`: a `dict` whose missing keys render as `{key}`.

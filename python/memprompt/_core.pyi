@@ -18,7 +18,7 @@ class MemoryBase:
         blocks: Iterable[Any],
         file_blocks: Optional[Iterable[Any]] = None,
         agent_type: Any = None,
-        git_enabled: Any = None,
+        git_enabled: Any = False,
     ) -> None: ...
     @property
     def file_blocks(self) -> list[Any]:

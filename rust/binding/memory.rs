@@ -244,6 +244,7 @@ impl MemoryBase {
 impl MemoryBase {
     #[new]
     #[pyo3(signature = (blocks, file_blocks=None, agent_type=None, git_enabled=None))]
+    #[pyo3(text_signature = "(blocks, file_blocks=None, agent_type=None, git_enabled=False)")]
     fn new(
         py: Python<'_>,
         blocks: &Bound<'_, PyAny>,

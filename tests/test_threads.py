@@ -233,6 +233,39 @@ def test_eight_threads_build_system_messages_and_metadata():
 # --- mutated while compiling: the old or the new prompt, never a mix ------------------------------
 
 
+def race(write, read, rounds, enough):
+    """One writer calling ``write(i)`` for i = 0, 1, ... while four readers each call ``read()`` (which
+    returns a list of what it saw) at least ``rounds`` times, and then, for up to 20 s, until
+    ``enough(seen)``, however the threads are scheduled. Returns everything seen."""
+    seen = []
+    readers_left = [4]
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def work(index):
+        if index == 0:
+            i = 0
+            while not stop.is_set():
+                write(i)
+                i += 1
+                if i % 7 == 0:  # let the readers in, at a different state each time
+                    time.sleep(0)
+        else:
+            try:
+                done, deadline = 0, time.monotonic() + 20
+                while done < rounds or (not enough(seen) and time.monotonic() < deadline):
+                    seen.extend(read())
+                    done += 1
+            finally:  # a failing reader must not leave the writer running
+                with lock:
+                    readers_left[0] -= 1
+                    if readers_left[0] == 0:
+                        stop.set()
+
+    assert not run_threads(5, work)
+    return seen
+
+
 def two_states(big: bool):
     size = 40_000 if big else 1  # 2 x 40,000 x 10 chars is far over the 64 KiB threshold
     old = ["old value " * size, "old other " * size]
@@ -249,35 +282,18 @@ def test_a_value_mutated_while_compiling_gives_the_old_or_the_new_prompt(big):
         ref.Memory([Block(old[0], "human"), Block("I am Ava.", "persona")]).compile(): "old",
         ref.Memory([Block(new[0], "human"), Block("I am Ava.", "persona")]).compile(): "new",
     }
-    seen = []
-    stop = threading.Event()
-    readers_left = [4]
-    lock = threading.Lock()
+    both = {"old", "new"}
 
-    def work(index):
-        if index == 0:
-            i = 0
-            while not stop.is_set():
-                memory.update_block_value("human", (new if i % 2 == 0 else old)[0])
-                i += 1
-                if i % 7 == 0:  # let the readers in, at a different state each time
-                    time.sleep(0)
-            memory.update_block_value("human", new[0])
-        else:
-            # At least 60 rounds; more (up to 20 s) until both states were seen, however the threads are scheduled.
-            rounds, deadline = 0, time.monotonic() + 20
-            while rounds < 60 or ({"old", "new"} - set(seen) and time.monotonic() < deadline):
-                seen.append(outputs.get(memory.compile(), "MIX"))
-                seen.append(outputs.get(memory.compile_with_fingerprint().text, "MIX"))
-                rounds += 1
-            with lock:
-                readers_left[0] -= 1
-                if readers_left[0] == 0:
-                    stop.set()
+    def write(i):
+        memory.update_block_value("human", (new if i % 2 == 0 else old)[0])
 
-    assert not run_threads(5, work)
+    def read():
+        return [outputs.get(memory.compile(), "MIX"), outputs.get(memory.compile_with_fingerprint().text, "MIX")]
+
+    seen = race(write, read, 60, lambda seen: both <= set(seen))
+    memory.update_block_value("human", new[0])
     assert "MIX" not in seen and len(seen) >= 480
-    assert {"old", "new"} <= set(seen) or not big  # large renders overlap the mutations
+    assert both <= set(seen) or not big  # large renders overlap the mutations
     assert memory.compile() == next(text for text, state in outputs.items() if state == "new")
 
 
@@ -298,37 +314,21 @@ def test_blocks_swapped_while_compiling_give_one_whole_state(big):
                 text = ref.Memory(blocks, file_blocks, None, git).compile(sources=SOURCES)
                 expected[text] = (s, f, git)
     memory = mp.Memory(states["a"], files["x"])
-    seen = []
-    stop = threading.Event()
-    readers_left = [4]
-    lock = threading.Lock()
 
-    def work(index):
-        if index == 0:
-            i = 0
-            while not stop.is_set():
-                key = "abc"[i % 3]
-                if i % 4 == 1:
-                    memory.file_blocks = files["xy"[i % 2]]
-                elif i % 4 == 2:
-                    memory.git_enabled = not memory.git_enabled
-                else:
-                    memory.blocks = list(states[key])
-                i += 1
-                if i % 7 == 0:  # let the readers in, at a different state each time
-                    time.sleep(0)
+    def write(i):
+        if i % 4 == 1:
+            memory.file_blocks = files["xy"[i % 2]]
+        elif i % 4 == 2:
+            memory.git_enabled = not memory.git_enabled
         else:
-            for _ in range(40):
-                seen.append(expected.get(memory.compile(sources=SOURCES), "MIX"))
-                many = mp.compile_many([memory, memory], sources=SOURCES)
-                seen.extend(expected.get(text, "MIX") for text in many)
-            with lock:
-                readers_left[0] -= 1
-                if readers_left[0] == 0:
-                    stop.set()
+            memory.blocks = list(states["abc"[i % 3]])
 
-    assert not run_threads(5, work)
-    assert "MIX" not in seen and len(seen) == 480
+    def read():
+        many = mp.compile_many([memory, memory], sources=SOURCES)
+        return [expected.get(memory.compile(sources=SOURCES), "MIX"), *(expected.get(text, "MIX") for text in many)]
+
+    seen = race(write, read, 40, lambda seen: len(set(seen)) > 3)
+    assert "MIX" not in seen and len(seen) >= 480
     assert len(set(seen)) > 3  # the readers did see the memory change
     final = ref.Memory(memory.blocks, memory.file_blocks, None, memory.git_enabled).compile(sources=SOURCES)
     assert memory.compile(sources=SOURCES) == final  # nothing stale in the cache

@@ -382,6 +382,13 @@ mod tests {
     use crate::model::Int;
     use std::borrow::Cow;
 
+    /// What every git-memory render starts with.
+    macro_rules! reminder {
+        () => {
+            "\n\nReminder: <projection> contains the local path of the memory file projection.\n\n"
+        };
+    }
+
     /// The lone surrogate U+D800 as surrogatepass encodes it.
     const SURROGATE: &[u8] = b"\xed\xa0\x80";
 
@@ -421,10 +428,7 @@ mod tests {
                 ("notes/todo", "buy milk", "x")
             ]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<self>\n",
                 "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
                 "I am Sam.\n",
@@ -461,10 +465,7 @@ mod tests {
         assert_eq!(
             git(&[("system/persona", "p", ""), ("skills/s", "v", "")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<self>\n",
                 "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
                 "p\n",
@@ -483,10 +484,7 @@ mod tests {
                 ("system//persona", "nested", "")
             ]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<self>\n",
                 "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
                 "first\n",
@@ -509,10 +507,7 @@ mod tests {
         assert_eq!(
             git(&[("system/a", "outer", "d"), ("system/a/b", "inner", "")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<a>\n",
                 "  <projection>$MEMORY_DIR/system/a.md</projection>\n",
@@ -539,10 +534,7 @@ mod tests {
         assert_eq!(
             git(&[("system/h", "one", "d1"), ("system//h/", "two", ""), ("system/h", "three", "d3")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<h>\n",
                 "  <projection>$MEMORY_DIR/system/h.md</projection>\n",
@@ -559,15 +551,7 @@ mod tests {
     fn labels_without_parts_leave_memory_empty() {
         assert_eq!(
             git(&[("system/", "v", ""), ("system///", "v", "")]),
-            Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
-                "<memory>\n",
-                "</memory>",
-            )
-            .into())
+            Ok(concat!(reminder!(), "<memory>\n", "</memory>",).into())
         );
     }
 
@@ -583,10 +567,7 @@ mod tests {
                 ("system/_", "", "")
             ]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<B>\n",
                 "  <projection>$MEMORY_DIR/system/B.md</projection>\n",
@@ -617,10 +598,7 @@ mod tests {
         assert_eq!(
             git(&[("system/a", "\n\nline1\nline2 \u{d}\n\n", "\u{1c} desc 　\n"), ("system/b", "\n\n", "\n")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<a>\n",
                 "  <projection>$MEMORY_DIR/system/a.md</projection>\n",
@@ -654,10 +632,7 @@ mod tests {
                 ("/", "", "")
             ]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<x>\n",
                 "  <projection>$MEMORY_DIR/system/x.md</projection>\n",
@@ -683,10 +658,7 @@ mod tests {
         assert_eq!(
             git(&[("system/x", "", ""), (" ", "", "")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<x>\n",
                 "  <projection>$MEMORY_DIR/system/x.md</projection>\n",
@@ -705,10 +677,7 @@ mod tests {
         assert_eq!(
             git(&[("system/persona", "p", ""), ("docs/readme", "", "")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<self>\n",
                 "<projection>$MEMORY_DIR/system/persona.md</projection>\n",
                 "p\n",
@@ -732,10 +701,7 @@ mod tests {
         assert_eq!(
             git(&[("system/x", "", ""), ("a.md/x", "", ""), ("a/", "", ""), ("a.md.md", "", "")]),
             Ok(concat!(
-                "\n",
-                "\n",
-                "Reminder: <projection> contains the local path of the memory file projection.\n",
-                "\n",
+                reminder!(),
                 "<memory>\n",
                 "<x>\n",
                 "  <projection>$MEMORY_DIR/system/x.md</projection>\n",
@@ -796,10 +762,7 @@ mod tests {
         let mut out = Out::default();
         render(&mut out, &input).expect("renders");
         let expected = with_surrogates(concat!(
-            "\n",
-            "\n",
-            "Reminder: <projection> contains the local path of the memory file projection.\n",
-            "\n",
+            reminder!(),
             "<memory>\n",
             "<\0>\n",
             "  <projection>$MEMORY_DIR/system/\0.md</projection>\n",
@@ -826,9 +789,7 @@ mod tests {
         let outer = format!("notes/{}z", "a/".repeat(DEPTH));
         let out = git(&[(&inner, "v", "d"), (&outer, "", "")]).expect("renders");
 
-        let mut expected = String::from(
-            "\n\nReminder: <projection> contains the local path of the memory file projection.\n\n<memory>\n",
-        );
+        let mut expected = String::from(concat!(reminder!(), "<memory>\n"));
         for depth in 0..DEPTH {
             expected += &format!("{}<a>\n", "  ".repeat(depth));
         }

@@ -298,10 +298,22 @@ class Env:
             blocks = letta_memory.blocks
             file_blocks = letta_memory.file_blocks
             agent_type = letta_memory.agent_type  # what Letta holds (its AgentType enum)
-        mp_memory = self.mp.Memory(blocks, file_blocks, agent_type, git_enabled)
-        self._mp_memories.append(mp_memory)
+        mp_memory = self._mp_memory(blocks, file_blocks, agent_type, git_enabled)
         ref_memory = self.ref.Memory(blocks, file_blocks, agent_type, git_enabled)
         return mp_memory, ref_memory, letta_memory
+
+    def own_memory(self, memory: Any) -> Any:
+        """The same memory of memprompt's own Blocks (and a plain str agent type), whose writes its cache counts."""
+        Block = self.mp.Block
+        blocks = [Block(b.value, b.label, b.description, b.limit, b.read_only) for b in memory.blocks]
+        agent_type = getattr(memory.agent_type, "value", memory.agent_type)  # Letta's AgentType is a str enum
+        return self._mp_memory(blocks, [], agent_type, memory.git_enabled)
+
+    def _mp_memory(self, *fields: Any) -> Any:
+        """A memprompt Memory whose cache ``clear_caches`` clears."""
+        memory = self.mp.Memory(*fields)
+        self._mp_memories.append(memory)
+        return memory
 
 
 def full_render(memory: Any, method: str, *args: Any, **kwargs: Any) -> Callable[[], Any]:
@@ -813,18 +825,6 @@ def prepare_rebuild(n: int, size: int) -> Callable[[Env], Prepared]:
     return prepare
 
 
-def own_copy(env: Env, memory: Any, llm_config: Any) -> tuple[Any, Any]:
-    """The same memory and LLM config as memprompt's own classes, whose writes its cache counts."""
-    mp = env.mp
-    blocks = [mp.Block(b.value, b.label, b.description, b.limit, b.read_only) for b in memory.blocks]
-    agent_type = getattr(memory.agent_type, "value", memory.agent_type)  # Letta's AgentType is a str enum
-    own = mp.Memory(blocks, [], agent_type, memory.git_enabled)
-    env._mp_memories.append(own)
-    if llm_config is not None:
-        llm_config = mp.LLMConfig(llm_config.model_endpoint_type)
-    return own, llm_config
-
-
 def prepare_recompile(kind: str, n: int, size: int, objects: str = "own", calls: int = 1) -> Callable[[Env], Prepared]:
     """``Memory.compile()`` again with nothing changed: memprompt's second call is a cache hit; Letta renders in full.
 
@@ -843,7 +843,8 @@ def prepare_recompile(kind: str, n: int, size: int, objects: str = "own", calls:
         mp_memory, ref_memory, letta_memory = memories
         mp_config = config
         if objects == "own":
-            mp_memory, mp_config = own_copy(env, mp_memory, config)
+            mp_memory = env.own_memory(mp_memory)
+            mp_config = None if config is None else env.mp.LLMConfig(config.model_endpoint_type)
         # The same call, with an explicit keyword, for every implementation (`**kwargs` costs ~0.2 us).
         first = mp_memory.compile(llm_config=mp_config)
         run = {

@@ -14,6 +14,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyNone, PyString, PyType};
 
+use super::memory::Detail;
 use super::strings::Reads;
 
 /// Attribute writes to objects of the tracked classes, ever.
@@ -192,32 +193,32 @@ impl Shape {
 }
 
 /// A compile's result: the text, and its fingerprint and section spans when they were asked for.
-pub struct Entry<D> {
+pub struct Entry {
     pub anthropic: bool,
     pub git_enabled: bool,
     pub reads: Reads,
     pub text: Py<PyString>,
-    pub detail: Option<D>,
+    pub detail: Option<Detail>,
 }
 
-struct Slot<D> {
-    entry: Entry<D>,
+struct Slot {
+    entry: Entry,
     edits: u64,
     shape: Option<Shape>,
 }
 
 /// The last compile of one memory.
-pub struct Cache<D> {
+pub struct Cache {
     // Locked only around comparisons and stores, never across a call into Python.
-    slot: Mutex<Option<Slot<D>>>,
+    slot: Mutex<Option<Slot>>,
 }
 
-impl<D: Clone> Cache<D> {
+impl Cache {
     pub fn new() -> Self {
         Cache { slot: Mutex::new(None) }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Slot<D>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Slot>> {
         self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -233,7 +234,7 @@ impl<D: Clone> Cache<D> {
         edits: u64,
         inputs: &Inputs,
         detail: bool,
-    ) -> Option<(Py<PyString>, Option<D>)> {
+    ) -> Option<(Py<PyString>, Option<Detail>)> {
         let slot = self.lock();
         let s = slot.as_ref()?;
         let hit = s.edits == edits
@@ -251,7 +252,7 @@ impl<D: Clone> Cache<D> {
         anthropic: bool,
         reads: &Reads,
         detail: bool,
-    ) -> Option<(Py<PyString>, Option<D>)> {
+    ) -> Option<(Py<PyString>, Option<Detail>)> {
         let mut slot = self.lock();
         let s = slot.as_mut()?;
         let e = &s.entry;
@@ -270,7 +271,7 @@ impl<D: Clone> Cache<D> {
         Some(found)
     }
 
-    pub fn store(&self, edits: u64, inputs: &Inputs, entry: Entry<D>) {
+    pub fn store(&self, edits: u64, inputs: &Inputs, entry: Entry) {
         let shape = Shape::of(inputs);
         let old = self.lock().replace(Slot { entry, edits, shape });
         // Dropped outside the lock: a dropped object's finalizer may compile this memory.

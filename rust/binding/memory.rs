@@ -146,7 +146,7 @@ fn needs_reference(input: &CompileInput) -> bool {
 fn compile<'py>(
     py: Python<'py>,
     given: &Inputs<'_, 'py>,
-    cache: Option<&Cache<Detail>>,
+    cache: Option<&Cache>,
     detail: bool,
 ) -> PyResult<Option<Compiled<'py>>> {
     // Read before the inputs: a write after this makes the stored result unprovable by count.
@@ -193,7 +193,7 @@ struct Fields {
 #[pyclass(module = "memprompt._core", subclass, frozen)]
 pub struct MemoryBase {
     fields: Mutex<Fields>,
-    cache: Cache<Detail>,
+    cache: Cache,
 }
 
 impl MemoryBase {

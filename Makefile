@@ -1,6 +1,16 @@
 # The README's two commands: `make example` and `make test`. Both set up from nothing.
 PYTHON ?= python3
+# The developer's venv: maturin, and memprompt installed from the wheel with its test, bench and dev extras.
 VENV := .venv
+# The wheel (manylinux) and the sdist, built once by maturin; every venv below installs them.
+DIST := dist
+MATURIN := maturin==1.16.0
+EXTRAS := test,bench,dev
+# Fresh venvs (made anew each run): the wheel installed with no Rust toolchain on PATH, and the sdist built from source.
+WHEEL_VENV := .venv-wheel
+SDIST_VENV := .venv-sdist
+# Two real agent files for `memprompt bench --quick --agents` run from outside the checkout.
+BENCH_AGENTS ?= $(wildcard ../shared/agentfiles/customer_service.af ../shared/agentfiles/lettabot-builder.af)
 # Letta itself, for the differential tests: outside the clone so every run reuses it.
 # Its pytest is the one Letta's lock pins (8.4.1).
 LETTA_VENV ?= $(HOME)/.cache/memprompt/letta-0.16.8-venv
@@ -12,20 +22,65 @@ LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv
 # Seconds of coverage-guided fuzzing in `make test` (after replaying the committed corpus).
 FUZZ_SECONDS ?= 90
 
-.PHONY: fuzz fuzz-export example test test-rust test-python test-letta test-letta-server bench-check bench-check-letta bench bench-quick install
+.PHONY: fuzz fuzz-export example test test-rust lint test-wheel test-sdist test-letta test-letta-server bench-check bench-check-letta bench bench-quick install wheel
 
 example: $(VENV)/.installed
 	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
 
-test: test-rust test-python test-letta bench-check bench-check-letta test-letta-server fuzz
+test: test-rust lint test-wheel test-sdist test-letta bench-check bench-check-letta test-letta-server fuzz
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: $(SOURCES)
+wheel: $(DIST)/.built
+
+$(VENV)/.maturin:
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -U pip
-	$(VENV)/bin/pip install -q '.[test]'
+	$(VENV)/bin/pip install -q '$(MATURIN)'
 	touch $@
+
+$(DIST)/.built: $(VENV)/.maturin $(SOURCES) README.md
+	rm -rf $(DIST)
+	$(VENV)/bin/maturin build --release --interpreter $(VENV)/bin/python --out $(DIST)
+	$(VENV)/bin/maturin sdist --out $(DIST)
+	ls -l $(DIST)
+	touch $@
+
+$(VENV)/.installed: $(DIST)/.built
+	$(VENV)/bin/pip install -q --force-reinstall --no-deps $(DIST)/memprompt-*.whl
+	$(VENV)/bin/pip install -q "$$(ls $(DIST)/memprompt-*.whl)[$(EXTRAS)]"
+	touch $@
+
+# ruff (lint and format), mypy --strict, and stubtest of the extension against python/memprompt/_core.pyi.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/mypy python/memprompt
+	cd $(DIST) && ../$(VENV)/bin/python -m mypy.stubtest memprompt._core
+
+# The suite against the installed wheel, in a fresh venv whose PATH has no cargo or rustc; then
+# `memprompt bench --quick --agents ...` from a folder outside the checkout.
+test-wheel: $(DIST)/.built
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	PATH="$(CURDIR)/$(WHEEL_VENV)/bin:$$(scripts/path_without_rust.sh)" sh -euc '\
+		if command -v cargo || command -v rustc; then echo "a Rust toolchain is on PATH" >&2; exit 1; fi; \
+		pip install -q -U pip; \
+		pip install -q "$$(ls $(DIST)/memprompt-*.whl)[$(EXTRAS)]"; \
+		MEMPROMPT_TEST_INSTALLED=1 python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q; \
+		out=$$(mktemp -d); cd "$$out"; \
+		memprompt bench --quick $(if $(BENCH_AGENTS),--agents $(abspath $(BENCH_AGENTS))) --out report; \
+		test -s report/REPORT.md && test -s report/chart.png; \
+		cd / && rm -rf "$$out"'
+
+# The sdist builds from source (Rust needed) in a fresh venv, and compiles as the wheel does.
+test-sdist: $(DIST)/.built $(VENV)/.installed
+	rm -rf $(SDIST_VENV)
+	$(PYTHON) -m venv $(SDIST_VENV)
+	$(SDIST_VENV)/bin/pip install -q -U pip
+	CARGO_TARGET_DIR=$(CURDIR)/target $(SDIST_VENV)/bin/pip install -q $(DIST)/memprompt-*.tar.gz
+	$(SDIST_VENV)/bin/memprompt compile examples/git_memory.af --section system --now 2026-01-01T12:00:00Z > $(SDIST_VENV)/out.txt
+	$(VENV)/bin/memprompt compile examples/git_memory.af --section system --now 2026-01-01T12:00:00Z | cmp - $(SDIST_VENV)/out.txt
 
 $(LETTA_VENV)/.installed: tests/letta-0.16.8-constraints.txt
 	test -x $(LETTA_VENV)/bin/python || $(PYTHON) -m venv $(LETTA_VENV)
@@ -37,17 +92,14 @@ $(LETTA_VENV)/.installed: tests/letta-0.16.8-constraints.txt
 	touch $@
 
 # memprompt itself, built for and installed into Letta's environment.
-$(LETTA_VENV)/.memprompt: $(LETTA_VENV)/.installed $(SOURCES)
-	$(LETTA_VENV)/bin/pip install -q --no-deps .
+$(LETTA_VENV)/.memprompt: $(LETTA_VENV)/.installed $(DIST)/.built
+	$(LETTA_VENV)/bin/pip install -q --force-reinstall --no-deps $(DIST)/memprompt-*.whl
 	touch $@
 
 test-rust:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo test
-
-test-python: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q
 
 # The reference against letta 0.16.8 itself, in Letta's own environment.
 test-letta: $(LETTA_VENV)/.memprompt
@@ -58,20 +110,25 @@ test-letta-server: $(SOURCES) tests/letta-0.16.8-constraints.txt scripts/letta_s
 	scripts/letta_server_env.sh $(LETTA_SERVER_VENV)
 	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_server -q -p no:cacheprovider
 
+# The real agents of the report: every agent file of the shared folder.
+REAL_AGENTS := $(wildcard ../shared/agentfiles/*.af)
+SUITE := -p memprompt.bench.suite.plugin --pyargs memprompt.bench.suite --benchmark-disable -q -p no:cacheprovider \
+	$(if $(REAL_AGENTS),--agents $(REAL_AGENTS))
+
 # Each benchmark body once, outputs compared: memprompt == reference (Letta column absent).
 bench-check: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest benches --benchmark-disable -q -p no:cacheprovider
+	$(VENV)/bin/python -m pytest $(SUITE)
 
 # The same with Letta's column: memprompt == reference == letta 0.16.8.
 bench-check-letta: $(LETTA_VENV)/.memprompt
-	$(LETTA_VENV)/bin/python -m pytest benches --benchmark-disable -q -p no:cacheprovider
+	$(LETTA_VENV)/bin/python -m pytest $(SUITE)
 
 # The timed run against Letta, and the README's report.
 bench: $(LETTA_VENV)/.memprompt
-	$(LETTA_VENV)/bin/memprompt bench --out docs/bench
+	$(LETTA_VENV)/bin/memprompt bench --out docs/bench $(if $(REAL_AGENTS),--agents $(REAL_AGENTS))
 
 bench-quick: $(LETTA_VENV)/.memprompt
-	$(LETTA_VENV)/bin/memprompt bench --quick
+	$(LETTA_VENV)/bin/memprompt bench --quick $(if $(REAL_AGENTS),--agents $(REAL_AGENTS))
 
 # cargo-fuzz (libFuzzer) on every renderer: replay fuzz/corpus, then fuzz for FUZZ_SECONDS in all.
 fuzz:

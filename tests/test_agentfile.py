@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -479,3 +481,31 @@ def test_malformed_files_name_the_file_and_key(tmp_path: Path, case: str) -> Non
 def test_a_missing_file_raises_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "nowhere.af")
+
+
+DEEP = 100_000
+
+MALFORMED_SHAPES = {
+    "arrays nested 100,000 deep": "[" * DEEP + "]" * DEEP,
+    "objects nested 100,000 deep": '{"a":' * DEEP + "1" + "}" * DEEP,
+    "deep inside an agent": '{"agents": [{"name": "a", "tool_rules": ' + "[" * DEEP + "]" * DEEP + "}]}",
+    "deep inside a JSON string": json.dumps("[" * DEEP + "]" * DEEP),
+    "unclosed arrays 100,000 deep": "[" * DEEP,
+    "empty": "",
+    "not UTF-8": "\udcff",
+    "a bare number": "1" * 10_000,
+}
+
+
+@pytest.mark.parametrize("shape", MALFORMED_SHAPES)
+def test_a_malformed_file_of_any_shape_is_one_error_naming_the_file(tmp_path: Path, shape: str) -> None:
+    path = tmp_path / "bad.af"
+    path.write_bytes(MALFORMED_SHAPES[shape].encode("utf-8", "surrogateescape"))
+    with pytest.raises(AgentFileError) as error:
+        load(path)
+    assert str(error.value).startswith(f"{path}: ") and "\n" not in str(error.value)
+    result = subprocess.run(
+        [sys.executable, "-m", "memprompt", "compile", str(path)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"memprompt: error: {error.value}\n"

@@ -314,7 +314,9 @@ def test_source_name_description_instructions_render_as_f_strings(value):
 # --- client skills, tool usage rules, agent type -----------------------------------------------------
 
 
-@pytest.mark.parametrize(("field", "expected"), [("name", "str"), ("description", "str or None"), ("location", "str or None")])
+@pytest.mark.parametrize(
+    ("field", "expected"), [("name", "str"), ("description", "str or None"), ("location", "str or None")]
+)
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
 def test_client_skill_fields(field, expected, value, type_name):
     bad = ClientSkill("x", "does x", "/skills/x/SKILL.md")
@@ -359,11 +361,17 @@ def test_agent_type(agent_type, type_name):
     )
 
 
-@pytest.mark.parametrize("agent_type", [0, False, "", b"", [], 0.0], ids=["0", "False", "empty str", "empty bytes", "[]", "0.0"])
+@pytest.mark.parametrize(
+    "agent_type", [0, False, "", b"", [], 0.0], ids=["0", "False", "empty str", "empty bytes", "[]", "0.0"]
+)
 def test_a_falsy_agent_type_is_no_agent_type(agent_type):
     """Letta reads ``agent_type.value if hasattr(agent_type, "value") else (agent_type or "")``."""
     blocks = [Block("v", "human")]
-    assert mp.Memory(blocks, agent_type=agent_type).compile() == mp.Memory(blocks).compile() == ref.Memory(blocks).compile()
+    assert (
+        mp.Memory(blocks, agent_type=agent_type).compile()
+        == mp.Memory(blocks).compile()
+        == ref.Memory(blocks).compile()
+    )
 
 
 class EndpointlessConfig:
@@ -378,7 +386,16 @@ class ExplodingEndpoint:
 
 @pytest.mark.parametrize(
     "llm_config",
-    [None, LLMConfig(None), LLMConfig(5), LLMConfig(b"anthropic"), LLMConfig("Anthropic"), EndpointlessConfig(), 0, "anthropic"],
+    [
+        None,
+        LLMConfig(None),
+        LLMConfig(5),
+        LLMConfig(b"anthropic"),
+        LLMConfig("Anthropic"),
+        EndpointlessConfig(),
+        0,
+        "anthropic",
+    ],
     ids=["None", "endpoint None", "endpoint int", "endpoint bytes", "wrong case", "no endpoint", "falsy", "a str"],
 )
 def test_llm_config_is_only_compared_with_anthropic(llm_config):
@@ -405,7 +422,10 @@ def test_an_llm_config_that_raises_raises_its_own_error():
         ([{"type": "no_such_rule", "tool_name": "a"}], "tool rule 0: unknown type 'no_such_rule'"),
         ([{"type": "exit_loop"}], "tool rule 0 (exit_loop): missing field 'tool_name'"),
         ([{"type": "exit_loop", "tool_name": "a", "extra": 1}], "tool rule 0 (exit_loop): unexpected field 'extra'"),
-        ([{"type": "exit_loop", "tool_name": "a"}, 5], "tool rule 1: must be a mapping or an object with attributes, not int"),
+        (
+            [{"type": "exit_loop", "tool_name": "a"}, 5],
+            "tool rule 1: must be a mapping or an object with attributes, not int",
+        ),
     ],
     ids=["no type", "unknown type", "missing tool_name", "unknown field", "not a rule"],
 )
@@ -472,7 +492,9 @@ def test_a_datetime_that_is_not_one(when, type_name, timezone):
     )
 
 
-@pytest.mark.parametrize("timezone", ["Mars/Olympus", "UTC ", " UTC", "America/New York", "\ud800", "UTC\x00", "x" * 10_000])
+@pytest.mark.parametrize(
+    "timezone", ["Mars/Olympus", "UTC ", " UTC", "America/New York", "\ud800", "UTC\x00", "x" * 10_000]
+)
 def test_a_timezone_that_does_not_exist_is_pytz_s_error(timezone):
     rust = raised(lambda: mp.compile_memory_metadata_block(NOW, timezone, "agent-1"))
     assert type(rust) is pytz.exceptions.UnknownTimeZoneError
@@ -522,7 +544,13 @@ def test_archive_tags_fail_as_str_join_does(tags):
     ids=["prompt int", "prompt None", "memory bytes", "memory a Memory", "user variables", "mustache"],
 )
 def test_system_message_arguments(kwargs, expected_type, message):
-    args = {"system_prompt": "S", "memory_with_sources": "M", "agent_id": "a", "in_context_memory_last_edit": NOW, "timezone": "UTC"}
+    args = {
+        "system_prompt": "S",
+        "memory_with_sources": "M",
+        "agent_id": "a",
+        "in_context_memory_last_edit": NOW,
+        "timezone": "UTC",
+    }
     args.update(kwargs)
     assert_error(
         lambda: mp.get_system_message_from_compiled_memory(**args),
@@ -534,7 +562,13 @@ def test_system_message_arguments(kwargs, expected_type, message):
 
 @pytest.mark.parametrize(
     ("template", "variables", "expected_type"),
-    [(5, {}, AttributeError), ("{x}", None, TypeError), ("{0}", {}, ValueError), ("{", {}, ValueError), ("{x!z}", {"x": 1}, ValueError)],
+    [
+        (5, {}, AttributeError),
+        ("{x}", None, TypeError),
+        ("{0}", {}, ValueError),
+        ("{", {}, ValueError),
+        ("{x!z}", {"x": 1}, ValueError),
+    ],
     ids=["template int", "variables None", "positional", "single brace", "bad conversion"],
 )
 def test_safe_format_fails_as_letta_does(template, variables, expected_type):
@@ -548,7 +582,11 @@ def test_safe_format_fails_as_letta_does(template, variables, expected_type):
 
 @pytest.mark.parametrize("value", [5, b"text", None])
 def test_fingerprint_and_parse_take_only_str(value):
-    for call in (lambda: mp.fingerprint(value), lambda: mp.stored_memory_section(value, "m"), lambda: mp.stored_memory_section("t", value)):
+    for call in (
+        lambda: mp.fingerprint(value),
+        lambda: mp.stored_memory_section(value, "m"),
+        lambda: mp.stored_memory_section("t", value),
+    ):
         assert type(raised(call)) is TypeError
 
 
@@ -643,7 +681,9 @@ class WildBlock:
 
 
 wild_blocks = st.lists(
-    st.builds(WildBlock, mostly_text, mostly_text, mostly_text, st.one_of(st.integers(-5, 10**6), wild), wild, mostly_text),
+    st.builds(
+        WildBlock, mostly_text, mostly_text, mostly_text, st.one_of(st.integers(-5, 10**6), wild), wild, mostly_text
+    ),
     max_size=4,
 )
 # Letta formats a source's name while it renders, after the reference has checked every
@@ -673,7 +713,9 @@ def outcome(call):
     st.one_of(st.none(), wild_sources),
     st.one_of(st.none(), wild),
 )
-def test_wild_values_fail_or_render_as_the_reference(blocks, files, agent_type, git_enabled, rules, sources, max_files_open):
+def test_wild_values_fail_or_render_as_the_reference(
+    blocks, files, agent_type, git_enabled, rules, sources, max_files_open
+):
     """Any mix of good and bad values: the same string, or the same exception with the same message."""
 
     def run(memory_class):

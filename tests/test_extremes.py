@@ -78,7 +78,10 @@ def test_a_100_mb_memory_in_a_system_message_and_its_exact_parse():
 
 
 def many_blocks(n, prefix=""):
-    return [Block(f"value {i}\nline two", f"{prefix}label{i % 977}/{i}", f"about {i}", 1000 + i, i % 3 == 0) for i in range(n)]
+    return [
+        Block(f"value {i}\nline two", f"{prefix}label{i % 977}/{i}", f"about {i}", 1000 + i, i % 3 == 0)
+        for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -103,7 +106,10 @@ def test_100_000_blocks_in_the_tree_view_and_skills():
     blocks = many_blocks(50_000) + many_blocks(50_000, "skills/")
     tree = both({"blocks": blocks}, lambda m: m.render_memory_filesystem())
     assert tree.count("\n") > 50_000
-    skills = both({"blocks": [Block("v", f"skills/s{i}", f"does {i}") for i in range(100_000)]}, lambda m: m.compile_available_skills())
+    skills = both(
+        {"blocks": [Block("v", f"skills/s{i}", f"does {i}") for i in range(100_000)]},
+        lambda m: m.compile_available_skills(),
+    )
     assert skills.count("SKILL.md") == 100_000
 
 
@@ -120,7 +126,11 @@ def test_100_000_blocks_with_the_same_label():
 DEEP = "/".join(f"p{i % 10}" for i in range(10_000))
 
 
-@pytest.mark.parametrize("label", ["system/" + DEEP, DEEP, "system/" + DEEP + "/", "/" + DEEP.replace("/", "//")], ids=["system", "external", "trailing slash", "double slashes"])
+@pytest.mark.parametrize(
+    "label",
+    ["system/" + DEEP, DEEP, "system/" + DEEP + "/", "/" + DEEP.replace("/", "//")],
+    ids=["system", "external", "trailing slash", "double slashes"],
+)
 def test_a_label_with_10_000_parts_in_git_memory(label):
     blocks = [Block("I am Ava.", "system/persona"), Block("deep value", label), Block("shallow", "system/human")]
     text = both({"blocks": blocks, "git_enabled": True}, lambda m: m.compile())
@@ -165,7 +175,6 @@ def test_a_1_mb_label(label):
     assert text.count(label) == 2
 
 
-
 # Half a million one-letter parts: about 10^12 characters in git memory and the tree view.
 HUGE_DEPTH = "a/" * 500_000 + "z"
 
@@ -186,6 +195,7 @@ def test_a_tree_view_too_large_for_any_machine_is_a_memory_error():
     with pytest.raises(MemoryError):
         mp.Memory(blocks).render_memory_filesystem()
     assert mp.Memory(blocks[1:]).render_memory_filesystem().endswith("└── s\n</memory_filesystem>")
+
 
 # --- 10,000 client skills ------------------------------------------------------------------------------
 
@@ -208,7 +218,9 @@ def test_1_000_sources_with_10_000_files(agent_type):
     sources = [Source(f"source-{i}", f"folder {i}", f"desc {i}", "read it" if i % 2 else None) for i in range(1_000)]
     sources.append(Source(None, "no id"))
     files = [
-        FileBlock(f"content {j}" if j % 3 else "", f"docs/{j}.txt", f"file {j}", 5000, j % 7 == 0, f"source-{j % 1_000}")
+        FileBlock(
+            f"content {j}" if j % 3 else "", f"docs/{j}.txt", f"file {j}", 5000, j % 7 == 0, f"source-{j % 1_000}"
+        )
         for j in range(10_000)
     ]
     kwargs = {"blocks": [Block("v", "human")], "file_blocks": files, "agent_type": agent_type}
@@ -227,7 +239,9 @@ def test_100_000_placeholders_or_archive_tags(placeholders, tags):
     memory = "<memory_blocks>m</memory_blocks>"
     archive_tags = [f"tag{i}" for i in range(tags)]
     message = mp.get_system_message_from_compiled_memory(template, memory, "a", NOW, "UTC", archive_tags=archive_tags)
-    assert message == ref.get_system_message_from_compiled_memory(template, memory, "a", NOW, "UTC", archive_tags=archive_tags)
+    assert message == ref.get_system_message_from_compiled_memory(
+        template, memory, "a", NOW, "UTC", archive_tags=archive_tags
+    )
     assert mp.stored_memory_section(template, message) == memory
     assert message.count("<memory_metadata>") == placeholders
 

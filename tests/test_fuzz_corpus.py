@@ -76,10 +76,14 @@ def check(rust, reference, expected):
 
 def replay_compile(case):
     files = [
-        FileBlock(text(f["value"]), text(f["label"]), text(f["description"]), f["limit"], f["read_only"], text(f["source_id"]))
+        FileBlock(
+            text(f["value"]), text(f["label"]), text(f["description"]), f["limit"], f["read_only"], text(f["source_id"])
+        )
         for f in case["file_blocks"]
     ]
-    sources = [Source(text(s["id"]), text(s["name"]), text(s["description"]), text(s["instructions"])) for s in case["sources"]]
+    sources = [
+        Source(text(s["id"]), text(s["name"]), text(s["description"]), text(s["instructions"])) for s in case["sources"]
+    ]
     rules = case["tool_usage_rules"]
     memory_kwargs = {
         "blocks": blocks(case["blocks"]),

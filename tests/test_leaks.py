@@ -83,7 +83,10 @@ def test_compile_a_million_times():
     values = ("I like tea. " * 8, "I like coffee. " * 8)
     memory = mp.Memory([Block(values[0], "human", "Who they are", 5000), Block("I am Ava.", "persona")])
     change = alternating(memory, values)
-    kwargs = {"tool_usage_rules": ToolUsageRules("Rules.", "<tool_rule>\nx\n</tool_rule>"), "sources": [Source("s", "docs")]}
+    kwargs = {
+        "tool_usage_rules": ToolUsageRules("Rules.", "<tool_rule>\nx\n</tool_rule>"),
+        "sources": [Source("s", "docs")],
+    }
     # A million compiles take about 4 s here; a slower machine stops at the time limit.
     calls = settles(lambda: change().compile(**kwargs), *values, seconds=max(SECONDS, 6.0))
     assert calls > 50_000
@@ -92,7 +95,9 @@ def test_compile_a_million_times():
 def test_compile_with_fingerprint_and_every_mode():
     values = ("x\ny\n" * 20, "\ud800 surrogate \x00" * 10)
     memories = [
-        mp.Memory([Block(values[0], "system/human"), Block("p", "system/persona"), Block("d", "docs/a")], git_enabled=True),
+        mp.Memory(
+            [Block(values[0], "system/human"), Block("p", "system/persona"), Block("d", "docs/a")], git_enabled=True
+        ),
         mp.Memory([Block(values[0], "human")], agent_type="letta_v1_agent"),
         mp.Memory([Block(values[0], "human")], file_blocks=[FileBlock("f", "a.txt", source_id="s")]),
     ]
@@ -114,7 +119,9 @@ def test_large_compiles_that_release_the_gil():
 
 def test_compile_many():
     values = ("tea " * 50, "coffee " * 50)
-    memories = [mp.Memory([Block(values[i % 2], f"label{i}"), Block("p", "persona")], git_enabled=i % 3 == 0) for i in range(16)]
+    memories = [
+        mp.Memory([Block(values[i % 2], f"label{i}"), Block("p", "persona")], git_enabled=i % 3 == 0) for i in range(16)
+    ]
     settles(lambda: mp.compile_many(memories, sources=[Source("s", "docs")]), *values)
 
 
@@ -133,7 +140,12 @@ def test_views_metadata_and_the_system_message():
         mp.needs_rebuild(template, compiled, built.text, stamp=built.stamp)
         mp.compile_memory_metadata_block(dt.datetime(1850, 6, 1, 12), "Asia/Kathmandu", 7, archival_memory_size=2**70)
         mp.safe_format("{a} and {b} and {}", {"a": "x", "b": 5})
-        mp.compile_tool_rule_prompts([{"type": "exit_loop", "tool_name": "send"}, {"type": "max_count_per_step", "tool_name": "t", "max_count_limit": "3"}])
+        mp.compile_tool_rule_prompts(
+            [
+                {"type": "exit_loop", "tool_name": "send"},
+                {"type": "max_count_per_step", "tool_name": "t", "max_count_limit": "3"},
+            ]
+        )
 
     settles(step, template)
 
@@ -173,9 +185,7 @@ def test_error_paths():
 def test_the_timezone_cache_is_bounded():
     """Every case variant of a zone name is a distinct key of the zone cache: it stops at 4096 names."""
     name = "america/new_york"
-    variants = [
-        "".join(c.upper() if (i >> k) & 1 else c for k, c in enumerate(name)) for i in range(1, 20_000)
-    ]
+    variants = ["".join(c.upper() if (i >> k) & 1 else c for k, c in enumerate(name)) for i in range(1, 20_000)]
     state = {"i": 0}
 
     def step():

@@ -137,12 +137,16 @@ def _as_own_types(memory_kwargs, compile_kwargs):
     memory_kwargs = {
         **memory_kwargs,
         "blocks": [block(b) for b in memory_kwargs["blocks"]],
-        "file_blocks": [block(b, mp.FileBlock, source_id=getattr(b, "source_id", None)) for b in memory_kwargs["file_blocks"]],
+        "file_blocks": [
+            block(b, mp.FileBlock, source_id=getattr(b, "source_id", None)) for b in memory_kwargs["file_blocks"]
+        ],
         "agent_type": getattr(agent_type, "value", agent_type),
     }
     compile_kwargs = {
         **compile_kwargs,
-        "tool_usage_rules": None if rules is None else mp.ToolUsageRules(getattr(rules, "description", None), getattr(rules, "value", None)),
+        "tool_usage_rules": None
+        if rules is None
+        else mp.ToolUsageRules(getattr(rules, "description", None), getattr(rules, "value", None)),
         "sources": None if compile_kwargs["sources"] is None else [source(s) for s in compile_kwargs["sources"]],
         "llm_config": None if config is None else mp.LLMConfig(getattr(config, "model_endpoint_type", None)),
     }
@@ -161,7 +165,9 @@ def test_cached_recompile_equals_fresh_render(args, edits, own_types):
     memory = mp.Memory(**memory_kwargs)
 
     def fresh():
-        return mp.Memory(list(memory.blocks), memory.file_blocks, memory.agent_type, memory.git_enabled).compile(**compile_kwargs)
+        return mp.Memory(list(memory.blocks), memory.file_blocks, memory.agent_type, memory.git_enabled).compile(
+            **compile_kwargs
+        )
 
     assert_same(lambda: memory.compile(**compile_kwargs), fresh)
     for kind, index, text in edits:

@@ -85,8 +85,15 @@ def test_placeholder_template_unchanged_letta_rebuilds_we_do_not():
 def test_metadata_never_triggers_a_rebuild(template):
     memory = mp.Memory(blocks()).compile(tool_usage_rules=RULES)
     stored = mp.get_system_message_from_compiled_memory(
-        template, memory, "agent-1", LATER, "America/New_York",
-        previous_message_count=981, archival_memory_size=12, archive_tags=["a", "b"], conversation_id="c-9",
+        template,
+        memory,
+        "agent-1",
+        LATER,
+        "America/New_York",
+        previous_message_count=981,
+        archival_memory_size=12,
+        archive_tags=["a", "b"],
+        conversation_id="c-9",
     )
     assert not mp.needs_rebuild(template, memory, stored)
 
@@ -97,7 +104,10 @@ def test_template_change_rebuilds():
     decision = mp.needs_rebuild(TEMPLATE + " Be brief.", memory, stored)
     assert decision and decision.reason == "system prompt template changed"
     stamp = mp.build_system_message(TEMPLATE, memory, "agent-1", NOW, "UTC").stamp
-    assert mp.needs_rebuild(TEMPLATE + " Be brief.", memory, stored, stamp=stamp).reason == "system prompt template changed"
+    assert (
+        mp.needs_rebuild(TEMPLATE + " Be brief.", memory, stored, stamp=stamp).reason
+        == "system prompt template changed"
+    )
 
 
 def test_placeholders_must_all_hold_the_same_text():

@@ -87,7 +87,9 @@ def assert_released(call):
         duration, longest_gap, ticks = ticks_during(call)
         if ticks > 0 and longest_gap < 0.75 * duration:
             return
-    raise AssertionError(f"the other thread was stopped for {longest_gap:.3f}s of a {duration:.3f}s call ({ticks} ticks)")
+    raise AssertionError(
+        f"the other thread was stopped for {longest_gap:.3f}s of a {duration:.3f}s call ({ticks} ticks)"
+    )
 
 
 def test_a_large_compile_releases_the_gil():
@@ -130,8 +132,13 @@ def varied_memories():
         mp.Memory([Block(big, "human"), Block("notes", "notes")], agent_type="letta_v1_agent"),
         mp.Memory([Block("p", "system/persona"), Block(big, "system/human"), Block("x", "docs/a")], git_enabled=True),
         mp.Memory([Block("v", "human")], agent_type="react_agent"),
-        mp.Memory([], file_blocks=[FileBlock(big, "a.txt", source_id="source-1"), FileBlock("", "b.txt", source_id="source-2")]),
-        mp.Memory([Block("v", "system/__value__/x"), Block("p", "system/persona")], git_enabled=True),  # reference fallback
+        mp.Memory(
+            [],
+            file_blocks=[FileBlock(big, "a.txt", source_id="source-1"), FileBlock("", "b.txt", source_id="source-2")],
+        ),
+        mp.Memory(
+            [Block("v", "system/__value__/x"), Block("p", "system/persona")], git_enabled=True
+        ),  # reference fallback
         mp.Memory([Block("\ud800 lone surrogate, NUL \x00", "human")]),
         mp.Memory([]),
     ]
@@ -165,7 +172,9 @@ def test_compile_many_equals_one_by_one_on_generated_memories(generated, data):
     compile_kwargs = data.draw(memories())[1]
     batch = [mp.Memory(**memory_kwargs) for memory_kwargs, _ in generated]
     try:
-        expected = [ref.Memory(m.blocks, m.file_blocks, m.agent_type, m.git_enabled).compile(**compile_kwargs) for m in batch]
+        expected = [
+            ref.Memory(m.blocks, m.file_blocks, m.agent_type, m.git_enabled).compile(**compile_kwargs) for m in batch
+        ]
     except Exception as error:  # noqa: BLE001
         with pytest.raises(type(error)):
             mp.compile_many(batch, **compile_kwargs)
@@ -191,9 +200,9 @@ def test_eight_threads_get_the_serial_results():
     def work(index):
         for round_ in range(15):
             own = [copy_memory(m) for m in shared]  # fresh memories: no cached compile to reuse
-            for memories in (shared, own):
-                k = (index + round_) % len(memories)
-                memory = memories[k]
+            for group in (shared, own):
+                k = (index + round_) % len(group)
+                memory = group[k]
                 if memory.compile(**kwargs) != expected[k]:
                     mismatches.append(("compile", index, k))
                 compiled = memory.compile_with_fingerprint(**kwargs)
@@ -208,7 +217,16 @@ def test_eight_threads_get_the_serial_results():
 
 
 def test_eight_threads_build_system_messages_and_metadata():
-    zones = ["UTC", "America/New_York", "Asia/Kathmandu", "Europe/Dublin", "utc", "US/Eastern", None, "Australia/Lord_Howe"]
+    zones = [
+        "UTC",
+        "America/New_York",
+        "Asia/Kathmandu",
+        "Europe/Dublin",
+        "utc",
+        "US/Eastern",
+        None,
+        "Australia/Lord_Howe",
+    ]
     times = [dt.datetime(1900 + 17 * i, 1 + i % 12, 1 + i, 12, tzinfo=dt.timezone.utc) for i in range(12)]
     memory = "<memory_blocks>\nm\n</memory_blocks>"
     expected = {
@@ -222,7 +240,9 @@ def test_eight_threads_build_system_messages_and_metadata():
         for round_ in range(20):
             for z in zones[index % 3 :: 2]:
                 for t in times[round_ % 4 :: 3]:
-                    got = mp.get_system_message_from_compiled_memory("T {CORE_MEMORY}", memory, "a", t, z, archive_tags=["x"])
+                    got = mp.get_system_message_from_compiled_memory(
+                        "T {CORE_MEMORY}", memory, "a", t, z, archive_tags=["x"]
+                    )
                     if got != expected[(z, t)]:
                         mismatches.append((z, t))
 
@@ -306,7 +326,10 @@ def test_blocks_swapped_while_compiling_give_one_whole_state(big):
         "b": [Block(new[0], "human"), Block(new[1], "persona"), Block("third", "notes")],
         "c": [Block(new[0], "system/human"), Block("p", "system/persona")],
     }
-    files = {"x": [FileBlock(old[0], "a.txt", source_id="source-1")], "y": [FileBlock("", "a.txt", source_id="source-1")]}
+    files = {
+        "x": [FileBlock(old[0], "a.txt", source_id="source-1")],
+        "y": [FileBlock("", "a.txt", source_id="source-1")],
+    }
     expected = {}
     for s, blocks in states.items():
         for f, file_blocks in files.items():

@@ -7,24 +7,49 @@ Letta's pydantic objects and any object with the same attributes all work.
 from datetime import datetime
 from typing import Any, Iterable, Optional
 
+from typing_extensions import Self, disjoint_base
+
+__all__ = [
+    "MemoryBase",
+    "count_edit",
+    "track_edits",
+    "fingerprint",
+    "stored_memory_section",
+    "compile_memory",
+    "compile_many",
+    "compile_available_skills",
+    "render_memory_filesystem",
+    "first_of_each_label",
+    "compile_memory_metadata_block",
+    "get_system_message_from_compiled_memory",
+    "safe_format",
+    "compile_tool_rule_prompts",
+]
+
+@disjoint_base
 class MemoryBase:
     """The Rust half of ``memprompt.Memory``: its fields, ``compile``, and its last compile."""
 
     blocks: list[Any]
+    """The core memory blocks, in order."""
     agent_type: Any
+    """The agent type (Letta's enum, a str in any case, or None): it picks the renderer."""
     git_enabled: bool
-    def __init__(
-        self,
+    """Whether the blocks render as git memory."""
+    def __new__(
+        cls,
         blocks: Iterable[Any],
         file_blocks: Optional[Iterable[Any]] = None,
         agent_type: Any = None,
         git_enabled: Any = False,
-    ) -> None: ...
+    ) -> Self:
+        """A memory of ``blocks`` and ``file_blocks`` (later duplicates of a file label dropped), as Letta's."""
     @property
     def file_blocks(self) -> list[Any]:
         """The file blocks, the first of each label only."""
     @file_blocks.setter
-    def file_blocks(self, value: Optional[Iterable[Any]]) -> None: ...
+    def file_blocks(self, value: Optional[Iterable[Any]]) -> None:
+        """Sets the file blocks, dropping later duplicates of a label."""
     def compile(
         self,
         tool_usage_rules: Any = None,
@@ -72,8 +97,12 @@ def compile_many(
 ) -> list[Optional[str]]:
     """``compile_memory`` of each memory, rendered in parallel with the GIL released."""
 
-def compile_available_skills(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
-def render_memory_filesystem(blocks: Iterable[Any], client_skills: Any = None) -> str: ...
+def compile_available_skills(blocks: Iterable[Any], client_skills: Any = None) -> str:
+    """``<available_skills>`` from the ``skills/`` blocks and the client's skills, as Letta's method returns it."""
+
+def render_memory_filesystem(blocks: Iterable[Any], client_skills: Any = None) -> str:
+    """``<memory_filesystem>``: the tree view that Letta's ``_render_memory_filesystem`` writes."""
+
 def first_of_each_label(file_blocks: Optional[Iterable[Any]] = None) -> list[Any]:
     """The file blocks with later duplicates of a label dropped."""
 
@@ -91,7 +120,9 @@ def compile_memory_metadata_block(
     previous_message_count: Any = 0,
     archival_memory_size: Optional[int] = 0,
     archive_tags: Optional[list[str]] = None,
-) -> str: ...
+) -> str:
+    """``<memory_metadata>``, as Letta's ``PromptGenerator.compile_memory_metadata_block`` returns it."""
+
 def get_system_message_from_compiled_memory(
     system_prompt: str,
     memory_with_sources: str,
@@ -105,7 +136,11 @@ def get_system_message_from_compiled_memory(
     archival_memory_size: Optional[int] = 0,
     archive_tags: Optional[list[str]] = None,
     conversation_id: Any = "default",
-) -> str: ...
-def safe_format(template: str, variables: dict[str, Any]) -> str: ...
+) -> str:
+    """The whole system message, as Letta's ``PromptGenerator.get_system_message_from_compiled_memory`` builds it."""
+
+def safe_format(template: str, variables: dict[str, Any]) -> str:
+    """``str.format_map`` that leaves ``{}`` and unknown ``{name}`` fields as they are (Letta's ``safe_format``)."""
+
 def compile_tool_rule_prompts(rules: Optional[Iterable[Any]]) -> Optional[tuple[str, str]]:
     """``(description, value)`` of the tool-usage block, or ``None`` when no rule renders."""

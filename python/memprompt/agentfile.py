@@ -168,20 +168,10 @@ def load(path: str | os.PathLike[str]) -> AgentFile:
 def loads(data: str | bytes, file: str = "<string>") -> AgentFile:
     """Load an agent file from its JSON text; ``file`` names it in errors."""
     reader = _Reader(file)
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as e:
-        reader.fail("", f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})")
-    except UnicodeDecodeError as e:
-        reader.fail("", f"not UTF-8 text ({e.reason} at byte {e.start})")
+    doc = reader.parse(data, "")
     double_encoded = isinstance(doc, str)
     if double_encoded:
-        try:
-            doc = json.loads(doc)
-        except json.JSONDecodeError as e:
-            reader.fail(
-                "", f"a JSON string whose content is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})"
-            )
+        doc = reader.parse(doc, "a JSON string whose content is ")
     if not isinstance(doc, dict):
         reader.fail("", f"expected a JSON object, got {_kind(doc)}")
     if isinstance(doc.get("agents"), list):
@@ -229,6 +219,21 @@ class _Reader:
     def fail(self, path: str, problem: str) -> NoReturn:
         raise AgentFileError(self.file, path, problem)
 
+    def parse(self, data: str | bytes, what: str) -> Any:
+        """``json.loads(data)``; any failure (bad syntax, encoding, depth or size) is one ``AgentFileError``."""
+        try:
+            return json.loads(data)
+        except json.JSONDecodeError as e:
+            self.fail("", f"{what}not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})")
+        except UnicodeDecodeError as e:
+            self.fail("", f"{what}not UTF-8 text ({e.reason} at byte {e.start})")
+        except ValueError as e:  # a number of more digits than int() takes (sys.get_int_max_str_digits)
+            self.fail("", f"{what}not readable as JSON ({e})")
+        except RecursionError:
+            self.fail("", f"{what}JSON nested too deeply to read (more than Python's recursion limit)")
+        except MemoryError:
+            self.fail("", f"{what}too large to read into memory ({len(data):,} characters)")
+
     def get(self, obj: dict[str, Any], path: str, key: str, kind: type, default: Any = _REQUIRED) -> Any:
         """``obj[key]`` checked against ``kind``; a missing or null value gives ``default`` (when there is one)."""
         value = obj.get(key)
@@ -258,7 +263,7 @@ class _Reader:
     # -- shared pieces ---------------------------------------------------------
 
     def agent_type(self, agent: dict[str, Any], path: str, default: Any = _REQUIRED) -> str:
-        agent_type = self.get(agent, path, "agent_type", str, default)
+        agent_type: str = self.get(agent, path, "agent_type", str, default)
         if agent_type not in AGENT_TYPES:
             self.fail(_key(path, "agent_type"), f"unknown agent type {agent_type!r}")
         return agent_type
@@ -292,7 +297,8 @@ class _Reader:
             self.fail(content_path, "empty: a stored system message needs a text part")
         if not isinstance(parts[0], dict):
             self.fail(f"{content_path}[0]", f"expected object, got {_kind(parts[0])}")
-        return self.get(parts[0], f"{content_path}[0]", "text", str)
+        text: str = self.get(parts[0], f"{content_path}[0]", "text", str)
+        return text
 
     # -- v2 --------------------------------------------------------------------
 

@@ -17,8 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO, TypeAlias
 
-from . import LETTA_VERSION, __version__, fingerprint, needs_rebuild
-from . import stored_memory_section
+from . import LETTA_VERSION, __version__, fingerprint, needs_rebuild, stored_memory_section
 from .agentfile import Agent, AgentFileError, load
 
 # Exit statuses.
@@ -38,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help, --version, or a usage error that argparse has printed
         return e.code if isinstance(e.code, int) else ERROR
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except BrokenPipeError:
         # The reader went away (`memprompt check DIR | head`): stop quietly.
         _discard_stdout()
@@ -195,6 +195,7 @@ def run_check(args: argparse.Namespace) -> int:
     errors = 0
     for number, file in enumerate(files, 1):
         progress.show(number, file)
+        error: str | None
         try:
             results = [(agent, *_check(agent)) for agent in load(file).agents]
         except (AgentFileError, CommandError) as e:
@@ -299,18 +300,19 @@ def add_bench(commands: Subcommands) -> None:
         "bench",
         help="time memprompt against the reference and letta 0.16.8; write REPORT.md and chart.png",
         description=(
-            "Run the benchmark suite of this source checkout (benches/, pytest-benchmark). Every case runs memprompt,\n"
-            "the pure-Python reference, letta 0.16.8 when it is importable (else its column is absent), and the floor\n"
-            "(decoding the output's UTF-8 bytes) on the same input, and checks that their outputs are equal. Then it\n"
-            "measures the peak memory of one call, and writes DIR/bench.json, DIR/memory.json, DIR/REPORT.md (medians,\n"
-            "ratios, goals met or missed) and DIR/chart.png (needs matplotlib: pip install 'memprompt[bench]').\n"
+            "Run the benchmark suite shipped with memprompt (pytest-benchmark; pip install 'memprompt[bench]'), from\n"
+            "any folder. Every case runs memprompt, the pure-Python reference, letta 0.16.8 when it is importable\n"
+            "(else its column is absent), and two floors (copying the output, decoding its UTF-8 bytes) on the same\n"
+            "input, and checks that their outputs are equal; --agents adds each agent of your agent files (its memory\n"
+            "section and its whole system message). Then it measures the peak memory of one call, and writes\n"
+            "DIR/bench.json, DIR/memory.json, DIR/REPORT.md (medians, ratios, goals met or missed) and DIR/chart.png.\n"
             "\n"
-            "exit status: 0 on success, 2 when a benchmark fails or the suite cannot run."
+            "exit status: 0 on success, 2 when an agent file cannot be read, a benchmark fails or the suite cannot run."
         ),
         epilog=(
             "examples:\n"
             "  memprompt bench --quick\n"
-            "  memprompt bench --out docs/bench\n"
+            "  memprompt bench --quick --agents my_agent.af team.af --out /tmp/bench\n"
             "  memprompt bench --report-only --out docs/bench"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -322,6 +324,11 @@ def add_bench(commands: Subcommands) -> None:
 def run_bench(args: argparse.Namespace) -> int:
     from . import bench
 
+    # Each agent file is read and compiled here first: a bad one gets `compile`'s one-line error.
+    for file in args.agents:
+        for agent in load(file).agents:
+            with _compiling(agent):
+                agent.compile_system_message()
     try:
         return bench.run(args)
     except bench.BenchError as e:
@@ -341,7 +348,7 @@ def _compiling(agent: Agent) -> Iterator[None]:
     """Report what the compiler rejects in an agent (a tool rule, a timezone) as a one-line error."""
     try:
         yield
-    except (ValueError, TypeError, LookupError) as e:
+    except (ValueError, TypeError, LookupError, RecursionError, MemoryError) as e:
         raise CommandError(f"{agent.file}: {agent.name}: cannot compile ({type(e).__name__}: {e})") from e
 
 

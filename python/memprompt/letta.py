@@ -74,9 +74,7 @@ def _install_rendering(allow_other_versions: bool) -> None:
         from letta.prompts.prompt_generator import PromptGenerator
         from letta.schemas.memory import Memory
     except ImportError as exc:
-        raise ImportError(
-            f"memprompt.letta.install() needs letta=={SUPPORTED_LETTA_VERSION} installed: {exc}"
-        ) from exc
+        raise ImportError(f"memprompt.letta.install() needs letta=={SUPPORTED_LETTA_VERSION} installed: {exc}") from exc
 
     found = _letta_version(letta)
     if found != SUPPORTED_LETTA_VERSION and not allow_other_versions:
@@ -222,7 +220,7 @@ def _get_system_message_from_compiled_memory(
     agent_id: str,
     in_context_memory_last_edit: datetime,
     timezone: str,
-    user_defined_variables: Optional[dict] = None,
+    user_defined_variables: Optional[dict[str, Any]] = None,
     append_icm_if_missing: bool = True,
     template_format: str = "f-string",
     previous_message_count: int = 0,
@@ -303,7 +301,7 @@ async def _ensure_stamp_table(session: Any) -> None:
     global _stamp_table_ready
     if _stamp_table_ready:
         return
-    from sqlalchemy import text
+    from sqlalchemy import text  # type: ignore[import-not-found]  # Letta's dependency: absent where mypy runs
 
     await session.execute(
         text(
@@ -389,7 +387,9 @@ def _rebuild_system_prompt_async(original: Callable[..., Any]) -> Callable[..., 
             if not agent_state.message_ids:
                 # Letta logs and returns the missing message: let it.
                 return await original(self, agent_id, actor, force, update_timestamp, dry_run)
-            message = await self.message_manager.get_message_by_id_async(message_id=agent_state.message_ids[0], actor=actor)
+            message = await self.message_manager.get_message_by_id_async(
+                message_id=agent_state.message_ids[0], actor=actor
+            )
             if message is None:
                 return await original(self, agent_id, actor, force, update_timestamp, dry_run)
             memory = agent_state.memory.compile(
@@ -425,7 +425,7 @@ def _rebuild_system_prompt_async(original: Callable[..., Any]) -> Callable[..., 
 def _rebuild_memory(original: Callable[..., Any]) -> Callable[..., Any]:
     async def rebuild_memory(
         self: Any,
-        in_context_messages: list,
+        in_context_messages: list[Any],
         num_messages: Optional[int],
         num_archival_memories: Optional[int],
         force: bool = False,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from . import _core
 from ._block_list import BlockListMethods
@@ -33,11 +33,14 @@ class Memory(_core.MemoryBase, BlockListMethods):
         """``compile``'s text, with its fingerprint and section offsets, computed while rendering."""
         result = self._compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config)
         if result is None:
-            return self._compile_in_python(
-                "compile_with_fingerprint", (tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+            return cast(
+                Compiled,
+                self._compile_in_python(
+                    "compile_with_fingerprint", (tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+                ),
             )
         text, fingerprint, sections = result
-        last = self.__dict__.get("_last_compiled")
+        last: Compiled | None = self.__dict__.get("_last_compiled")
         if last is not None and last.text is text:
             return last  # the very same text object: a cache hit, so the same fingerprint and sections
         compiled = Compiled(text, fingerprint, {name: (start, end) for name, start, end in sections})
@@ -83,6 +86,8 @@ def compile_many(
     memories = list(memories)
     texts = _core.compile_many(memories, tool_usage_rules, sources, max_files_open, llm_config)
     return [
-        text if text is not None else memory.compile(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+        text
+        if text is not None
+        else memory.compile(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
         for memory, text in zip(memories, texts)
     ]

@@ -90,7 +90,7 @@ def build_system_message(
     agent_id: Any,
     in_context_memory_last_edit: datetime,
     timezone: str | None,
-    user_defined_variables: dict | None = None,
+    user_defined_variables: dict[str, Any] | None = None,
     append_icm_if_missing: bool = True,
     template_format: str = "f-string",
     previous_message_count: Any = 0,

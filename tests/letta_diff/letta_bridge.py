@@ -6,10 +6,11 @@ import pytest
 
 letta_memory_module = pytest.importorskip("letta.schemas.memory", reason="needs letta==0.16.8 installed")
 
-import memprompt.reference as ref  # noqa: E402
 from letta.prompts.prompt_generator import PromptGenerator  # noqa: E402
 from letta.schemas.block import Block as LettaBlock  # noqa: E402
 from letta.schemas.block import FileBlock as LettaFileBlock  # noqa: E402
+
+import memprompt.reference as ref  # noqa: E402
 
 LettaMemory = letta_memory_module.Memory
 

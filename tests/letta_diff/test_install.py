@@ -33,8 +33,10 @@ except ImportError as exc:
 import letta  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from letta.helpers import ToolRulesSolver  # noqa: E402
-from letta.helpers import tool_rule_solver  # noqa: E402
+from letta.helpers import (
+    ToolRulesSolver,  # noqa: E402
+    tool_rule_solver,  # noqa: E402
+)
 from letta.prompts.prompt_generator import PromptGenerator  # noqa: E402
 from letta.schemas import tool_rule as lt  # noqa: E402
 from letta.schemas.block import Block as LettaBlock  # noqa: E402

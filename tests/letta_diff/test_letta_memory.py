@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from letta_bridge import assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
-from memprompt.types import Block
 from strategies import MODES, blocks, client_skills, file_blocks, labels, memories, texts
+
+from memprompt.types import Block
 
 GIT_RESERVED = {"__value__", "__description__", "__label__"}
 

@@ -15,6 +15,7 @@ pytest.importorskip("letta.helpers.tool_rule_solver", reason="needs letta==0.16.
 
 from letta.helpers.tool_rule_solver import COMPILED_PROMPT_DESCRIPTION, ToolRulesSolver  # noqa: E402
 from letta.schemas import tool_rule as letta_rules  # noqa: E402
+from strategies import texts  # noqa: E402
 from test_tool_rules import (  # noqa: E402
     AGENT_EXPECTED,
     DESCRIPTION,
@@ -28,7 +29,6 @@ from test_tool_rules import (  # noqa: E402
 )
 
 from memprompt.reference import tool_rules as ref  # noqa: E402
-from strategies import texts  # noqa: E402
 
 
 def letta_outcome(rules):

@@ -61,10 +61,9 @@ def stop_postgres(server: Any, pgdata: Path) -> None:
 
 def create_letta_schema(uri: str) -> None:
     """Letta's tables and the server-side defaults its migrations would add."""
-    from sqlalchemy import create_engine, text
-
     import letta.orm  # noqa: F401  (registers every table on Base.metadata)
     from letta.orm.base import Base
+    from sqlalchemy import create_engine, text
 
     engine = create_engine(uri.replace("postgresql://", "postgresql+psycopg2://", 1))
     try:

@@ -31,7 +31,10 @@ def _llm(anthropic: bool):
             context_window=200000,
         )
     return LLMConfig(
-        model="gpt-4o-mini", model_endpoint_type="openai", model_endpoint="https://api.openai.com/v1", context_window=128000
+        model="gpt-4o-mini",
+        model_endpoint_type="openai",
+        model_endpoint="https://api.openai.com/v1",
+        context_window=128000,
     )
 
 
@@ -157,7 +160,9 @@ async def _start(server, actor, agent_id) -> None:
 
 @pytest.mark.parametrize("anthropic", [False, True], ids=["plain", "anthropic-line-numbers"])
 async def test_edit_sequence_same_as_stock(server, actor, frozen_time, anthropic):
-    agent = await _create_agent(server, actor, blocks=[("persona", "I am Sam."), ("human", "Name: Ada")], anthropic=anthropic)
+    agent = await _create_agent(
+        server, actor, blocks=[("persona", "I am Sam."), ("human", "Name: Ada")], anthropic=anthropic
+    )
     await _start(server, actor, agent.id)
     await _same(server, actor, agent.id)  # nothing changed
     await _edit_block(server, actor, agent.id, "human", "Name: Ada\nLikes: tea")
@@ -189,7 +194,9 @@ async def test_stale_tool_rules_removed(server, actor, frozen_time):
     await _start(server, actor, agent.id)
     assert "<tool_usage_rules>" in await _stored_text(server, actor, agent.id)
     with _stock():
-        await server.agent_manager.update_agent_async(agent_id=agent.id, agent_update=UpdateAgent(tool_rules=[]), actor=actor)
+        await server.agent_manager.update_agent_async(
+            agent_id=agent.id, agent_update=UpdateAgent(tool_rules=[]), actor=actor
+        )
     await _stale(server, actor, agent.id)
 
 
@@ -215,7 +222,9 @@ async def test_stale_sources_detached(server, actor, frozen_time):
         Source(name=f"src-{uuid.uuid4().hex[:8]}", embedding_config=_embedding()), actor=actor
     )
     file = await server.file_manager.create_file(
-        FileMetadata(file_name="notes.txt", source_id=source.id, organization_id=actor.organization_id), actor=actor, text="hello"
+        FileMetadata(file_name="notes.txt", source_id=source.id, organization_id=actor.organization_id),
+        actor=actor,
+        text="hello",
     )
     await server.agent_manager.attach_source_async(agent_id=agent.id, source_id=source.id, actor=actor)
     await server.file_agent_manager.attach_file(

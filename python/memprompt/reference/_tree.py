@@ -10,7 +10,7 @@ Node = TypeVar("Node")
 Entries = Callable[[Node], Sequence[tuple[str, "Node | None"]]]
 
 
-def draw_tree(out: list[str], root: Node, entries: Entries) -> None:
+def draw_tree(out: list[str], root: Node, entries: Entries[Node]) -> None:
     """Append one line per entry under ``root``, depth first, without recursion."""
     pending = [("", entries(root), 0)]
     while pending:

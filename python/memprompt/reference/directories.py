@@ -8,7 +8,7 @@ from typing import Any
 from .fields import FILE_BLOCK, BlockData, SourceData, read_label
 
 
-def first_of_each_label(file_blocks: Any) -> list:
+def first_of_each_label(file_blocks: Any) -> list[Any]:
     """The file blocks without the later ones whose label was already seen (None counts as a label)."""
     seen: set[str | None] = set()
     kept = []

@@ -49,7 +49,7 @@ deep inside, we raise one of these errors (the Rust core raises the same):
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 BLOCK = "block"
 FILE_BLOCK = "file block"
@@ -58,7 +58,7 @@ FILE_BLOCK = "file block"
 class BlockData(NamedTuple):
     """A checked block (or file block); ``index`` is its position in the list read."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field named index shadows tuple.index, on purpose
     label: str | None
     value: str | None
     description: str | None
@@ -91,7 +91,7 @@ def _plain(text: str) -> str:
     return text if type(text) is str else str.__str__(text)
 
 
-def _is_text(value: object) -> bool:
+def _is_text(value: object) -> TypeGuard[str | None]:
     return value is None or isinstance(value, str)
 
 

@@ -5,6 +5,9 @@ file tree in ``<external_projection>``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from ._tree import draw_tree
 from .fields import BlockData
 
@@ -28,7 +31,10 @@ def render_git(blocks: list[BlockData]) -> list[tuple[str | None, str]]:
     persona = next((b for b in system if b.label == PERSONA), None)
     if persona is not None:
         value = (persona.value or "").rstrip("\n")
-        pieces += [(None, "\n\n"), ("self", f"<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n{value}\n</self>")]
+        pieces += [
+            (None, "\n\n"),
+            ("self", f"<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n{value}\n</self>"),
+        ]
     nested = [b for b in system if b.label != PERSONA]
     external = [b for b in blocks if b.label and not b.label.startswith((SYSTEM, "skills/"))]
     if nested or external:
@@ -47,10 +53,10 @@ def _path_parts(label: str) -> list[str]:
     return [part for part in label.split("/") if part]
 
 
-def _tag_tree(blocks: list[BlockData]) -> dict:
-    root: dict = {}
+def _tag_tree(blocks: list[BlockData]) -> dict[str, Any]:
+    root: dict[str, Any] = {}
     for block in blocks:
-        parts = _path_parts(block.label[len(SYSTEM) :])
+        parts = _path_parts((block.label or "")[len(SYSTEM) :])  # every label here starts with system/
         if not parts:
             continue
         tag = root
@@ -67,14 +73,14 @@ def _tag_tree(blocks: list[BlockData]) -> dict:
     return root
 
 
-def _child_tags(tag: dict):
+def _child_tags(tag: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     return iter(sorted((key, child) for key, child in tag.items() if key not in FIELDS))
 
 
-def _write_tags(out: list[str], root: dict) -> None:
+def _write_tags(out: list[str], root: dict[str, Any]) -> None:
     path: list[str] = []
     # Each frame: the open tag's name (None for the root) and its remaining children.
-    frames: list = [(None, _child_tags(root))]
+    frames: list[tuple[str | None, Iterator[tuple[str, Any]]]] = [(None, _child_tags(root))]
     while frames:
         name, children = frames[-1]
         pad = "  " * (len(frames) - 1)
@@ -99,11 +105,12 @@ def _write_tags(out: list[str], root: dict) -> None:
         frames.append((key, _child_tags(tag)))
 
 
-def _file_tree(blocks: list[BlockData]) -> dict:
+def _file_tree(blocks: list[BlockData]) -> dict[str, Any]:
     """Directories are dicts, files (``<last part>.md``) are None; labels are taken in sorted order."""
-    root: dict = {}
-    for block in sorted(blocks, key=lambda b: b.label):
-        parts = _path_parts(block.label.strip())
+    root: dict[str, Any] = {}
+    # Every label here is a non-empty str (render_git keeps only those).
+    for block in sorted(blocks, key=lambda b: b.label or ""):
+        parts = _path_parts((block.label or "").strip())
         if not parts:
             continue
         folder = root
@@ -126,7 +133,7 @@ def _raise_file_in_path(block: BlockData, parts: list[str], depth: int) -> None:
     )
 
 
-def _file_entries(folder: dict) -> list[tuple[str, dict | None]]:
+def _file_entries(folder: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
     folders = sorted(name for name, child in folder.items() if child is not None)
     files = sorted(name for name, child in folder.items() if child is None)
     return [(f"{name}/", folder[name]) for name in folders] + [(name, None) for name in files]

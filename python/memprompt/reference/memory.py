@@ -37,7 +37,7 @@ class Memory(BlockListMethods):
         self.git_enabled = git_enabled
 
     @property
-    def file_blocks(self) -> list:
+    def file_blocks(self) -> list[Any]:
         return self._file_blocks
 
     @file_blocks.setter
@@ -49,7 +49,12 @@ class Memory(BlockListMethods):
         return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self.file_blocks)}, agent_type={self.agent_type!r})"
 
     def compile(
-        self, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None
+        self,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: Any = None,
+        llm_config: Any = None,
+        client_skills: Any = None,
     ) -> str:
         """The memory section: blocks (in the agent type's form), tool usage rules, directories.
 
@@ -58,7 +63,12 @@ class Memory(BlockListMethods):
         return "".join(text for _, text in self._pieces(tool_usage_rules, sources, max_files_open, llm_config))
 
     def compile_with_fingerprint(
-        self, tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None
+        self,
+        tool_usage_rules: Any = None,
+        sources: Any = None,
+        max_files_open: Any = None,
+        llm_config: Any = None,
+        client_skills: Any = None,
     ) -> Compiled:
         """``compile``'s text, its fingerprint, and each named section's ``(start, end)`` in code points."""
         pieces = self._pieces(tool_usage_rules, sources, max_files_open, llm_config)
@@ -71,7 +81,9 @@ class Memory(BlockListMethods):
         text = "".join(piece for _, piece in pieces)
         return Compiled(text, xxhash.xxh3_128_intdigest(text.encode("utf-8", "surrogatepass")), sections)
 
-    def _pieces(self, tool_usage_rules, sources, max_files_open, llm_config) -> list[tuple[str | None, str]]:
+    def _pieces(
+        self, tool_usage_rules: Any, sources: Any, max_files_open: Any, llm_config: Any
+    ) -> list[tuple[str | None, str]]:
         """The output in order, as (section name or None for glue, text)."""
         agent_type = agent_type_name(self.agent_type)
         react = agent_type in REACT_TYPES
@@ -101,12 +113,12 @@ class Memory(BlockListMethods):
             pieces += [(None, "\n\n"), ("directories", directories.removeprefix("\n\n"))]
         return pieces
 
-    def compile_available_skills(self, client_skills=None) -> str:
+    def compile_available_skills(self, client_skills: Any = None) -> str:
         """``<available_skills>`` from the ``skills/`` blocks and the client's skills; "" when there are none."""
         blocks = read_blocks(self.blocks)
         skills = [read_client_skill(skill, index) for index, skill in enumerate(client_skills or ())]
         return render_available_skills(blocks, skills)
 
-    def render_memory_filesystem(self, client_skills=None) -> str:
+    def render_memory_filesystem(self, client_skills: Any = None) -> str:
         """``<memory_filesystem>``, a tree of every block; "" when there are no blocks and no client skills."""
         return render_memory_filesystem(read_blocks(self.blocks), bool(client_skills))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Any
 
 import pytz
 
@@ -23,13 +24,13 @@ def format_timestamp(when: object, timezone: object) -> str:
 
 
 def compile_memory_metadata_block(
-    memory_edit_timestamp,
-    timezone,
-    agent_id,
-    conversation_id="default",
-    previous_message_count=0,
-    archival_memory_size=0,
-    archive_tags=None,
+    memory_edit_timestamp: Any,
+    timezone: Any,
+    agent_id: Any,
+    conversation_id: Any = "default",
+    previous_message_count: Any = 0,
+    archival_memory_size: Any = 0,
+    archive_tags: Any = None,
 ) -> str:
     stamp = format_timestamp(memory_edit_timestamp, timezone)
     lines = [

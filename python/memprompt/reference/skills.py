@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from typing import Any
 
 from ._tree import draw_tree, first_line
 from .fields import BlockData, ClientSkillData
@@ -63,9 +64,9 @@ def _split_location(name: str, location: str) -> tuple[str, str]:
     return posixpath.dirname(location), posixpath.basename(location)
 
 
-def _skill_tree(root: str, skills: list[tuple[str, str, str]]) -> dict:
+def _skill_tree(root: str, skills: list[tuple[str, str, str]]) -> dict[str, Any]:
     """Directories are dicts, files map to their description; paths are taken in sorted order."""
-    tree: dict = {}
+    tree: dict[str, Any] = {}
     for relative, description, name in sorted(skills, key=lambda skill: skill[0]):
         parts = [part for part in relative.split("/") if part]
         if not parts:
@@ -83,10 +84,10 @@ def _skill_tree(root: str, skills: list[tuple[str, str, str]]) -> dict:
     return tree
 
 
-def _entries(folder: dict) -> list[tuple[str, dict | None]]:
+def _entries(folder: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
     folders = sorted(name for name, child in folder.items() if isinstance(child, dict))
     files = sorted(name for name, child in folder.items() if isinstance(child, str))
-    items: list[tuple[str, dict | None]] = [(f"{name}/", folder[name]) for name in folders]
+    items: list[tuple[str, dict[str, Any] | None]] = [(f"{name}/", folder[name]) for name in folders]
     for name in files:
         description = folder[name].strip()
         items.append((f"{name} ({description})" if description else name, None))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .fields import type_name
 from .metadata import compile_memory_metadata_block
 
@@ -9,18 +11,18 @@ PLACEHOLDER = "{CORE_MEMORY}"
 
 
 def get_system_message_from_compiled_memory(
-    system_prompt,
-    memory_with_sources,
-    agent_id,
-    in_context_memory_last_edit,
-    timezone,
-    user_defined_variables=None,
-    append_icm_if_missing=True,
-    template_format="f-string",
-    previous_message_count=0,
-    archival_memory_size=0,
-    archive_tags=None,
-    conversation_id="default",
+    system_prompt: Any,
+    memory_with_sources: Any,
+    agent_id: Any,
+    in_context_memory_last_edit: Any,
+    timezone: Any,
+    user_defined_variables: Any = None,
+    append_icm_if_missing: Any = True,
+    template_format: Any = "f-string",
+    previous_message_count: Any = 0,
+    archival_memory_size: Any = 0,
+    archive_tags: Any = None,
+    conversation_id: Any = "default",
 ) -> str:
     if user_defined_variables is not None:
         raise NotImplementedError("user_defined_variables is not supported")
@@ -44,16 +46,16 @@ def get_system_message_from_compiled_memory(
     if append_icm_if_missing and PLACEHOLDER not in system_prompt:
         # The appended placeholder is the only one, so it is replaced by the memory alone.
         return f"{system_prompt}\n\n{memory}"
-    return system_prompt.replace(PLACEHOLDER, memory)
+    return str(system_prompt.replace(PLACEHOLDER, memory))
 
 
-class _KeepUnknown(dict):
+class _KeepUnknown(dict[str, Any]):
     """Names the variables do not define stay in the text as ``{name}``."""
 
     def __missing__(self, key: str) -> str:
         return f"{{{key}}}"
 
 
-def safe_format(template, variables) -> str:
+def safe_format(template: Any, variables: Any) -> str:
     """``str.format_map`` that leaves ``{}`` and unknown ``{name}`` fields as they are."""
-    return template.replace("{}", "{{}}").format_map(_KeepUnknown(variables))
+    return str(template.replace("{}", "{{}}").format_map(_KeepUnknown(variables)))

@@ -67,10 +67,10 @@ pydantic's ``ValidationError``, a ``ValueError``; we raise ``ValueError``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from ..types import ToolUsageRules
 
@@ -193,10 +193,11 @@ class ValidatedRule:
 
     def render(self) -> Any:
         """The rule's prompt (None when it has none), as the rule's ``render_prompt()`` returns it."""
-        rule = self.instance
+        rule: Any = self.instance
         if rule is None:
             return render_prompt(self.kind, self.tool_name, self.children, self.max_count_limit)
-        if _letta_class(type(rule), LETTA_CLASS[self.kind]) is not type(rule):
+        cls = type(rule)
+        if _letta_class(cls, LETTA_CLASS[self.kind]) is not cls:
             return rule.render_prompt()  # a subclass of Letta's class: it may override render_prompt
         if self.kind in (RUN_FIRST, REQUIRES_APPROVAL):
             return None
@@ -317,7 +318,7 @@ def _reads_attributes(obj: Any) -> bool:
     return type(obj).__module__ not in ("builtins", "datetime", "collections")
 
 
-def _optional(value: Any, check, what: str, none_ok: bool = True) -> Any:
+def _optional(value: Any, check: Callable[[Any, str], Any], what: str, none_ok: bool = True) -> Any:
     if value is _MISSING or (none_ok and value is None):
         return None
     return check(value, what)
@@ -356,7 +357,7 @@ def _as_str(value: Any, what: str) -> str:
     raise InvalidRule(f"{what}: must be a str, not {type(value).__name__}")
 
 
-def _as_list(value: Any, what: str) -> list:
+def _as_list(value: Any, what: str) -> list[Any]:
     if isinstance(value, (str, bytes, bytearray, Mapping)):
         raise InvalidRule(f"{what}: must be a list, not {type(value).__name__}")
     try:
@@ -365,13 +366,13 @@ def _as_list(value: Any, what: str) -> list:
         raise InvalidRule(f"{what}: must be a list, not {type(value).__name__}") from None
 
 
-def _as_mapping(value: Any, what: str) -> dict:
+def _as_mapping(value: Any, what: str) -> dict[Any, Any]:
     if not isinstance(value, Mapping):
         raise InvalidRule(f"{what}: must be a dict, not {type(value).__name__}")
     return dict(value)
 
 
-def _as_str_keyed_mapping(value: Any, what: str) -> dict:
+def _as_str_keyed_mapping(value: Any, what: str) -> dict[str, Any]:
     mapping = _as_mapping(value, what)
     for key in mapping:
         _as_str(key, f"{what} key")
@@ -420,7 +421,7 @@ def _as_int(value: Any, what: str) -> int:
     if number is not None:
         return _int_from_float(number, what)
     if isinstance(value, Enum):
-        return value.value
+        return cast(int, value.value)
     raise InvalidRule(f"{what}: must be an int, not {type(value).__name__}")
 
 
@@ -510,9 +511,10 @@ def _clean_int_text(text: str) -> str | None:
         if s[1:2] in ("-", "+"):
             return None
         s = s[1:]
-    s = _strip_leading_zeros(s)
-    if s is None:
+    stripped = _strip_leading_zeros(s)
+    if stripped is None:
         return None
+    s = stripped
     dot = s.find(".")
     if dot >= 0:
         decimals = s[dot + 1 :]

@@ -71,7 +71,7 @@ def render_memory_filesystem(blocks: list[BlockData], has_client_skills: bool) -
 def _entries(folder: _Folder) -> list[tuple[str, _Folder | None]]:
     children = folder.entry.children
     if folder.skills_root:
-        skills = []
+        skills: list[tuple[str, _Folder | None]] = []
         for name in sorted(children):
             block = _skill_block(children[name])
             if block is not None:
@@ -85,7 +85,7 @@ def _entries(folder: _Folder) -> list[tuple[str, _Folder | None]]:
         items.append((f"{name}/", _Folder(children[name], False, in_system, skills_root)))
     for name in sorted(n for n, child in children.items() if not child.is_dir or child.own is not None):
         child = children[name]
-        file = child.own if child.is_dir else child
+        file = child.own if child.is_dir and child.own is not None else child  # a dir here has its own file
         line = "" if folder.in_system else first_line(file.block.description if file.block else None)
         items.append((f"{name}.md ({line})" if line else f"{name}.md", None))
     return items

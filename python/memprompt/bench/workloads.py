@@ -5,8 +5,11 @@ Every case is rendered by each implementation from the very same input objects:
 - ``memprompt``: the Rust core, through the public API (``memprompt.Memory`` ...).
 - ``reference``: ``memprompt.reference``, the pure-Python oracle.
 - ``letta``: letta 0.16.8 itself, when it is importable (else the column is absent).
-- ``floor``: ``bytes.decode("utf-8")`` of the output's UTF-8 bytes: the cost of
-  building a Python ``str`` of the output's length from bytes already in memory.
+- ``copy``, the copy floor: ``s[:-1]`` of the output ``s``, a fresh ``str`` of the
+  output's own width and length made from one in memory (one allocation, one copy):
+  the least any renderer must do.
+- ``decode``, the decode floor: ``bytes.decode("utf-8")`` of the output's UTF-8 bytes,
+  what a renderer that writes UTF-8 and decodes it at the end cannot go below.
 
 When Letta is importable the inputs are Letta's own pydantic objects (``Block``,
 ``FileBlock``, ``Source``, ``LLMConfig``, ``ClientSkillSchema``, tool rules
@@ -19,8 +22,9 @@ changed (see README). A full render is what is compared with Letta, so every
 memprompt render below clears that cache first (``memory.clear_cache()``),
 except in the ``recompile`` workload, which measures exactly the cache hit.
 
-This module is shared by the pytest-benchmark suite (``benches/test_*.py``) and by
-the memory measurement of ``memprompt bench`` (``memprompt/bench.py``).
+This module is shared by the pytest-benchmark suite (``memprompt.bench.suite``) and by
+the memory probe (``memprompt.bench.memory``). ``python -m memprompt.bench.workloads``
+lists the cases.
 """
 
 from __future__ import annotations
@@ -32,21 +36,21 @@ import operator
 import random
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from io import StringIO
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-#: The columns, in the report's order.
-IMPLEMENTATIONS = ("memprompt", "reference", "letta", "floor")
+#: The implementations every case runs, in the report's order: the one list of them.
+IMPLEMENTATIONS = ("memprompt", "reference", "letta", "copy", "decode")
+
+#: The two floors (not renderers: they copy or decode the expected output).
+FLOORS = ("copy", "decode")
 
 #: The Letta release memprompt reproduces; another version is reported as absent.
 LETTA_VERSION = "0.16.8"
-
-#: The real agent files, beside the repository (read-only test data).
-AGENTFILES = Path(__file__).resolve().parents[2] / "shared" / "agentfiles"
 
 KB = 1000
 MB = 1000 * 1000
@@ -73,6 +77,8 @@ class Case:
     letta_skip: str | None = None
     #: Parameters shown in the report (blocks, value size, depth, files ...).
     params: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The case's place in the report (set by ``all_cases``).
+    order: int = 0
 
     @property
     def id(self) -> str:
@@ -98,7 +104,7 @@ class Prepared:
     run: dict[str, Callable[[], Any]]
     #: The reference's output on the input: what every implementation must return.
     expected: Any
-    #: The text whose size is the case's "output size" and whose decode is the floor.
+    #: The text whose size is the case's "output size", and which the floors copy and decode.
     text: str
     #: ``check(result, expected)``: does an implementation's result equal the expected one?
     check: Callable[[Any, Any], bool] = operator.eq
@@ -109,11 +115,12 @@ class Prepared:
 
     def __post_init__(self) -> None:
         self.encoded = self.text.encode("utf-8", "surrogatepass")
-        encoded = self.encoded
-        if _has_surrogates(self.text):
-            self.run["floor"] = lambda: encoded.decode("utf-8", "surrogatepass")
+        encoded, text = self.encoded, self.text
+        self.run["copy"] = lambda: text[:-1]
+        if _has_surrogates(text):
+            self.run["decode"] = lambda: encoded.decode("utf-8", "surrogatepass")
         else:
-            self.run["floor"] = encoded.decode
+            self.run["decode"] = encoded.decode
         if self.calls > 1:
             self.run = {impl: _repeated(run, self.calls) for impl, run in self.run.items()}
         self.info.setdefault("output_chars", len(self.text))
@@ -122,16 +129,19 @@ class Prepared:
 
     def verify(self, impl: str, result: Any) -> None:
         """Assert that ``impl`` returned what the reference returned on the same input."""
-        if impl == "floor":
-            assert result == self.text
+        if impl in FLOORS:
+            assert result == (self.text[:-1] if impl == "copy" else self.text)
             return
         if self.check(result, self.expected):
             return
         if isinstance(result, str) and isinstance(self.expected, str):
-            at = next((i for i, (a, b) in enumerate(zip(result, self.expected)) if a != b), min(len(result), len(self.expected)))
+            at = next(
+                (i for i, (a, b) in enumerate(zip(result, self.expected)) if a != b),
+                min(len(result), len(self.expected)),
+            )
             raise AssertionError(
                 f"{impl} differs from the reference at code point {at} (lengths {len(result)} and {len(self.expected)}): "
-                f"{result[max(0, at - 40):at + 40]!r} != {self.expected[max(0, at - 40):at + 40]!r}"
+                f"{result[max(0, at - 40) : at + 40]!r} != {self.expected[max(0, at - 40) : at + 40]!r}"
             )
         raise AssertionError(f"{impl} returned {result!r}, the reference {self.expected!r}")
 
@@ -211,6 +221,11 @@ class Env:
             self._current = (case.id, case.prepare(self))
         return self._current[1]
 
+    def letta_classes(self) -> Letta:
+        """Letta, where a case already knows it is present (its Letta memory was built)."""
+        assert self.letta is not None
+        return self.letta
+
     def clear_caches(self) -> None:
         """Drop the last compile that the current case's memprompt memories hold."""
         for memory in self._mp_memories:
@@ -218,7 +233,9 @@ class Env:
 
     # -- object builders: Letta's classes when Letta is present --------------------
 
-    def block(self, value: str, label: str, description: str | None = None, limit: int = 5000, read_only: bool = False) -> Any:
+    def block(
+        self, value: str, label: str, description: str | None = None, limit: int = 5000, read_only: bool = False
+    ) -> Any:
         if self.letta is None:
             return self.mp.Block(value, label, description, limit, read_only)
         fields = dict(value=value, label=label, description=description, limit=limit, read_only=read_only)
@@ -288,7 +305,9 @@ class Env:
         solver = self.letta.ToolRulesSolver(tool_rules=list(rules))
         return list(solver.tool_rules), solver
 
-    def memories(self, blocks: list[Any], file_blocks: list[Any] = (), agent_type: Any = None, git_enabled: bool = False):
+    def memories(
+        self, blocks: list[Any], file_blocks: Sequence[Any] = (), agent_type: Any = None, git_enabled: bool = False
+    ) -> tuple[Any, Any, Any]:
         """(memprompt Memory, reference Memory, Letta Memory or None) on the same blocks."""
         letta_memory = None
         if self.letta is not None:
@@ -355,15 +374,15 @@ _WORDS = (
 ).split()
 
 
-@lru_cache(maxsize=1)
-def corpus() -> str:
-    """About 2.2 MB of deterministic ASCII prose, sliced into block values."""
+@lru_cache(maxsize=None)
+def corpus(words_per_line: tuple[int, int] = (4, 14)) -> str:
+    """About 2.2 MB of deterministic ASCII prose in lines of ``words_per_line`` words, sliced into block values."""
     rng = random.Random(20260115)
     words = rng.choices(_WORDS, k=380_000)
     lines = []
     i = 0
     while i < len(words):
-        n = rng.randint(4, 14)
+        n = rng.randint(*words_per_line)
         lines.append(" ".join(words[i : i + n]))
         i += n
     return "\n".join(lines)
@@ -371,7 +390,10 @@ def corpus() -> str:
 
 @lru_cache(maxsize=None)
 def flavored_corpus(flavor: str) -> str:
-    """The corpus with some non-ASCII characters, same length: ``latin1`` (é) or ``ucs2`` (é, em dashes)."""
+    """The corpus with some non-ASCII characters, same length: ``latin1`` (é) or ``ucs2`` (é, em dashes);
+    ``short-lines``: ASCII in lines of 2 or 3 words (a newline every ~13 characters)."""
+    if flavor == "short-lines":
+        return corpus((2, 3))
     base = corpus()
     if flavor == "ascii":
         return base
@@ -385,7 +407,8 @@ def text(size: int, seed: int, flavor: str = "ascii") -> str:
     """``size`` characters of prose, a different slice for each seed (a new ``str`` object each call).
 
     ``flavor``: ``ascii`` (1 byte a character in UTF-8 and in Python), ``latin1`` (some
-    é: 2 bytes in UTF-8, 1 in Python) or ``ucs2`` (also em dashes: a 2-byte-per-character str).
+    é: 2 bytes in UTF-8, 1 in Python), ``ucs2`` (also em dashes: a 2-byte-per-character str)
+    or ``short-lines`` (ASCII, a newline every ~13 characters).
     """
     if size <= 0:
         return ""
@@ -432,20 +455,22 @@ def _path(i: int, depth: int, base: int, offset: int = 0) -> list[str]:
     return parts
 
 
-def git_blocks(env: Env, n: int, depth: int, value_size: int = 500) -> list[Any]:
+def git_blocks(env: Env, n: int, depth: int, value_size: int = 500, skills: bool = True) -> list[Any]:
     """A git-memory agent of ``n`` blocks whose labels are ``depth`` parts deep below their top folder.
 
     ``system/persona`` first; then, of every 10 blocks, 7 ``system/...`` blocks (one
     in 50 is also a folder: its label is a prefix of others), 1 skill (``skills/<name>``,
     legacy ``skills/<name>/SKILL``, or a nested file of a skill) and 2 external files
-    (``notes/...``) that git memory shows as a tree.
+    (``notes/...``) that git memory shows as a tree. With ``skills=False`` the skill
+    becomes an eighth ``system/...`` block: no label is under ``skills/``.
     """
     base = max(2, math.ceil(n ** (1 / depth))) if depth > 1 else n
     blocks = [env.block(text(value_size, 0), "system/persona", "Who I am, how I speak, what I care about.", 20_000)]
     for i in range(1, n):
         kind = i % 10
         value = text(value_size, i)
-        if kind == 0:
+        description: str | None
+        if kind == 0 and skills:
             name = f"skill-{i}"
             variant = (i // 10) % 3
             if variant == 0:
@@ -495,12 +520,17 @@ TEMPLATE = (
 )
 
 #: Tool rules as agent files store them: one of each type.
-RULES = [
+RULES: list[dict[str, Any]] = [
     {"tool_name": "memory_rethink", "type": "run_first"},
     {"tool_name": "conversation_search", "type": "continue_loop"},
     {"tool_name": "web_search", "type": "constrain_child_tools", "children": ["fetch_webpage", "send_message"]},
     {"tool_name": "fetch_webpage", "type": "max_count_per_step", "max_count_limit": 3},
-    {"tool_name": "route", "type": "conditional", "child_output_mapping": {"a": "send_message"}, "default_child": "send_message"},
+    {
+        "tool_name": "route",
+        "type": "conditional",
+        "child_output_mapping": {"a": "send_message"},
+        "default_child": "send_message",
+    },
     {"tool_name": "archival_memory_search", "type": "parent_last_tool", "children": ["archival_memory_insert"]},
     {"tool_name": "send_message", "type": "exit_loop"},
     {"tool_name": "delete_file", "type": "requires_approval"},
@@ -536,8 +566,8 @@ def sources_and_files(env: Env, files: int, file_size: int = 3000) -> tuple[list
 # -- renderers -------------------------------------------------------------------
 
 
-def _memory_compile(env: Env, mp_memory, ref_memory, letta_memory, **kwargs: Any) -> Prepared:
-    run = {
+def _memory_compile(env: Env, mp_memory: Any, ref_memory: Any, letta_memory: Any, **kwargs: Any) -> Prepared:
+    run: dict[str, Callable[[], Any]] = {
         "memprompt": full_render(mp_memory, "compile", **kwargs),
         "reference": lambda: ref_memory.compile(**kwargs),
     }
@@ -581,9 +611,10 @@ def prepare_tree_view(n: int, depth: int) -> Callable[[Env], Prepared]:
     return prepare
 
 
-def prepare_skills(n: int, depth: int) -> Callable[[Env], Prepared]:
+def prepare_skills(n: int, depth: int, with_skills: bool = True) -> Callable[[Env], Prepared]:
     def prepare(env: Env) -> Prepared:
-        mp_memory, ref_memory, letta_memory = env.memories(git_blocks(env, n, depth), git_enabled=True)
+        blocks = git_blocks(env, n, depth, skills=with_skills)
+        mp_memory, ref_memory, letta_memory = env.memories(blocks, git_enabled=True)
         skills = client_skills(env)
         run = {
             "memprompt": lambda: mp_memory.compile_available_skills(skills),
@@ -643,40 +674,64 @@ class AgentInputs:
     llm_config: Any
 
 
+def _memory_section(env: Env, a: AgentInputs) -> Prepared:
+    """The memory section alone, as Letta's rebuild compiles it: tool rules, then ``Memory.compile``."""
+    mp, ref_rules = env.mp, env.ref_rules
+    mp_memory, ref_memory, letta_memory = a.memories
+    compile_kwargs = dict(sources=a.sources, max_files_open=a.max_files_open, llm_config=a.llm_config)
+    clear_cache = mp_memory.clear_cache
+
+    def run_memprompt() -> Any:
+        clear_cache()
+        return mp_memory.compile(tool_usage_rules=mp.compile_tool_rule_prompts(a.rules), **compile_kwargs)
+
+    def run_reference() -> Any:
+        return ref_memory.compile(tool_usage_rules=ref_rules.compile_tool_rule_prompts(a.rules), **compile_kwargs)
+
+    run = {"memprompt": run_memprompt, "reference": run_reference}
+    if letta_memory is not None:
+        solver = a.solver
+
+        def run_letta() -> Any:
+            return letta_memory.compile(tool_usage_rules=solver.compile_tool_rule_prompts(), **compile_kwargs)
+
+        run["letta"] = run_letta
+    expected = run["reference"]()
+    return Prepared(run, expected, expected)
+
+
 def _system_message(env: Env, a: AgentInputs) -> Prepared:
     """Letta's rebuild of message[0]: tool rules, memory, then the message around the template.
 
     Letta: ``ToolRulesSolver.compile_tool_rule_prompts``, ``Memory.compile`` and
     ``PromptGenerator.get_system_message_from_compiled_memory``, as ``_rebuild_memory`` calls them.
     """
-    mp, ref, ref_rules = env.mp, env.ref, env.ref_rules
-    mp_memory, ref_memory, letta_memory = a.memories
-    compile_kwargs = dict(sources=a.sources, max_files_open=a.max_files_open, llm_config=a.llm_config)
+    mp, ref = env.mp, env.ref
+    section = _memory_section(env, a).run
     message_kwargs = dict(previous_message_count=a.previous_message_count, archival_memory_size=0)
-    clear_cache = mp_memory.clear_cache
+    compile_mp, compile_ref = section["memprompt"], section["reference"]
 
-    def run_memprompt() -> str:
-        clear_cache()
-        rules = mp.compile_tool_rule_prompts(a.rules)
-        memory = mp_memory.compile(tool_usage_rules=rules, **compile_kwargs)
-        return mp.get_system_message_from_compiled_memory(a.system, memory, a.agent_id, NOW, a.timezone, **message_kwargs)
+    def run_memprompt() -> Any:
+        memory = compile_mp()
+        return mp.get_system_message_from_compiled_memory(
+            a.system, memory, a.agent_id, NOW, a.timezone, **message_kwargs
+        )
 
-    def run_reference() -> str:
-        rules = ref_rules.compile_tool_rule_prompts(a.rules)
-        memory = ref_memory.compile(tool_usage_rules=rules, **compile_kwargs)
-        return ref.get_system_message_from_compiled_memory(a.system, memory, a.agent_id, NOW, a.timezone, **message_kwargs)
+    def run_reference() -> Any:
+        memory = compile_ref()
+        return ref.get_system_message_from_compiled_memory(
+            a.system, memory, a.agent_id, NOW, a.timezone, **message_kwargs
+        )
 
     run = {"memprompt": run_memprompt, "reference": run_reference}
-    if letta_memory is not None:
-        generator = env.letta.PromptGenerator
-        solver = a.solver
+    if "letta" in section:
+        generator = env.letta_classes().PromptGenerator
+        compile_letta = section["letta"]
 
-        def run_letta() -> str:
-            rules = solver.compile_tool_rule_prompts()
-            memory = letta_memory.compile(tool_usage_rules=rules, **compile_kwargs)
+        def run_letta() -> Any:
             return generator.get_system_message_from_compiled_memory(
                 system_prompt=a.system,
-                memory_with_sources=memory,
+                memory_with_sources=compile_letta(),
                 agent_id=a.agent_id,
                 in_context_memory_last_edit=NOW,
                 timezone=a.timezone,
@@ -694,7 +749,16 @@ def prepare_system_message(n: int, size: int) -> Callable[[Env], Prepared]:
         rules, solver = env.tool_rules(RULES)
         memories = env.memories(plain_blocks(env, n, size), file_blocks, agent_type="letta_v1_agent")
         inputs = AgentInputs(
-            TEMPLATE, "agent-2f6c1a9e", "America/New_York", 57, memories, rules, solver, sources, 10, env.llm_config("openai")
+            TEMPLATE,
+            "agent-2f6c1a9e",
+            "America/New_York",
+            57,
+            memories,
+            rules,
+            solver,
+            sources,
+            10,
+            env.llm_config("openai"),
         )
         return _system_message(env, inputs)
 
@@ -704,41 +768,50 @@ def prepare_system_message(n: int, size: int) -> Callable[[Env], Prepared]:
 # -- real agents -----------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _agent_files() -> tuple[tuple[str, Any], ...]:
-    """Every agent file of the shared folder, loaded by ``memprompt.agentfile``: ((stem, AgentFile), ...)."""
-    if not AGENTFILES.is_dir():
-        return ()
+#: The two renders of each agent: the memory section alone, and the whole system message.
+AGENT_PARTS = {"memory section": _memory_section, "system message": _system_message}
+
+
+@lru_cache(maxsize=None)
+def _load_agent_file(path: str) -> Any:
     from memprompt.agentfile import load
 
-    return tuple((path.stem, load(path)) for path in sorted(AGENTFILES.glob("*.af")))
+    return load(path)
 
 
-def real_agent_cases() -> list[Case]:
-    """One case per agent of the shared agent files (none when the folder is absent)."""
-    try:
-        files = _agent_files()
-    except ImportError:  # memprompt not built: the suite reports that itself
-        return []
+def agent_cases(agent_files: Sequence[str | Path]) -> list[Case]:
+    """Two cases (memory section, system message) per agent of the given agent files.
+
+    The renderers are ``real agents: memory section`` and ``real agents: system message``;
+    a case is named by its file's stem (``[i]`` for the i-th of several agents).
+    """
+    names: set[str] = set()
     cases = []
-    for stem, agent_file in files:
+    for path in agent_files:
+        agent_file = _load_agent_file(str(path))
+        stem = Path(path).stem
         for index, agent in enumerate(agent_file.agents):
             name = stem if len(agent_file.agents) == 1 else f"{stem}[{index}]"
-            cases.append(
-                Case(
-                    "real agents",
-                    name,
-                    _prepare_agent(stem, index),
-                    quick=True,
-                    params={"agent": agent.name, "blocks": len(agent.blocks), "agent_type": agent.agent_type},
+            while name in names:  # two files of the same name in different folders
+                name += "'"
+            names.add(name)
+            params = {"agent": agent.name, "blocks": len(agent.blocks), "agent_type": agent.agent_type}
+            for part, render in AGENT_PARTS.items():
+                cases.append(
+                    Case(
+                        f"real agents: {part}",
+                        name,
+                        _prepare_agent(str(path), index, render),
+                        quick=True,
+                        params=params,
+                    )
                 )
-            )
     return cases
 
 
-def _prepare_agent(stem: str, index: int) -> Callable[[Env], Prepared]:
+def _prepare_agent(path: str, index: int, render: Callable[[Env, AgentInputs], Prepared]) -> Callable[[Env], Prepared]:
     def prepare(env: Env) -> Prepared:
-        agent = dict(_agent_files())[stem].agents[index]
+        agent = _load_agent_file(path).agents[index]
         blocks = [env.block(b.value, b.label, b.description, b.limit, b.read_only) for b in agent.blocks]
         file_blocks = [
             env.file_block(f.value, f.label, f.source_id, f"file-{i}", f.description, f.limit, f.read_only)
@@ -758,7 +831,7 @@ def _prepare_agent(stem: str, index: int) -> Callable[[Env], Prepared]:
             agent.max_files_open,
             env.llm_config(agent.llm_config.model_endpoint_type),
         )
-        return _system_message(env, inputs)
+        return render(env, inputs)
 
     return prepare
 
@@ -788,14 +861,14 @@ def prepare_rebuild(n: int, size: int) -> Callable[[Env], Prepared]:
         def run_memprompt() -> Any:
             return mp.needs_rebuild(template, compiled, message, stamp=stamp)
 
-        def run_reference() -> bool:
+        def run_reference() -> Any:
             return fingerprint(template) != stamp.template or fingerprint(ref_memory_text) != stamp.memory
 
         run = {"memprompt": run_memprompt, "reference": run_reference}
         if letta_memory is not None:
             letta_memory_text = letta_memory.compile()
             assert letta_memory_text == compiled.text and letta_memory_text is not compiled.text
-            letta_message = env.letta.PromptGenerator.get_system_message_from_compiled_memory(
+            letta_message = env.letta_classes().PromptGenerator.get_system_message_from_compiled_memory(
                 system_prompt=template,
                 memory_with_sources=letta_memory_text,
                 agent_id="agent-1",
@@ -914,6 +987,17 @@ def _block_cases(renderer: str, line_numbered: bool) -> list[Case]:
         )
         for flavor in ("latin1", "ucs2")
     ]
+    if line_numbered:
+        # ~7,700 lines of ~13 characters: the per-line cost of numbering, which long lines hide.
+        cases.append(
+            Case(
+                renderer,
+                "20x5KB-short-lines",
+                prepare_plain(20, 5 * KB, line_numbered, "short-lines"),
+                quick=True,
+                params={"blocks": 20, "value": 5 * KB, "text": "short-lines"},
+            )
+        )
     return cases
 
 
@@ -946,8 +1030,8 @@ def _git_grid(
     ]
 
 
-def all_cases() -> list[Case]:
-    """Every case, grouped by renderer in the report's order."""
+def all_cases(agent_files: Sequence[str | Path] = ()) -> list[Case]:
+    """Every case, grouped by renderer in the report's order; ``agent_files`` are the real agents' workloads."""
     cases: list[Case] = []
     cases += _block_cases("plain", line_numbered=False)
     cases += _block_cases("line-numbered", line_numbered=True)
@@ -955,6 +1039,15 @@ def all_cases() -> list[Case]:
     cases += _git_grid("git memory", prepare_git, memory=((1000, 5), (10_000, 5)))
     cases += _git_grid("tree view", prepare_tree_view, memory=((1000, 50), (10_000, 5)))
     cases += _git_grid("available skills", prepare_skills, memory=((10_000, 5),))
+    cases += [
+        Case(
+            "available skills",
+            "1000-blocks-depth-5-no-skills",
+            prepare_skills(1000, 5, with_skills=False),
+            quick=True,
+            params={"blocks": 1000, "depth": 5},
+        )
+    ]
     cases += [
         Case(
             "directories",
@@ -978,7 +1071,7 @@ def all_cases() -> list[Case]:
         )
         for n, size, quick in ((5, 2 * KB, True), (20, 5 * KB, True), (200, 5 * KB, False))
     ]
-    cases += real_agent_cases()
+    cases += agent_cases(agent_files)
     cases += [
         Case(
             "rebuild decision",
@@ -987,7 +1080,11 @@ def all_cases() -> list[Case]:
             quick=quick,
             params={"blocks": n, "value": size, "sweep": "message size varies"},
         )
-        for label, n, size, quick in (("10KB", 5, 2 * KB, True), ("100KB", 20, 5 * KB, True), ("1MB", 20, 50 * KB, False))
+        for label, n, size, quick in (
+            ("10KB", 5, 2 * KB, True),
+            ("100KB", 20, 5 * KB, True),
+            ("1MB", 20, 50 * KB, False),
+        )
     ]
     cases += [
         Case(
@@ -1006,7 +1103,7 @@ def all_cases() -> list[Case]:
             ("git-1000-blocks-depth-5-letta-objects", "git", 1000, 5, "letta", 1, False),
         )
     ]
-    return cases
+    return [replace(case, order=order) for order, case in enumerate(cases)]
 
 
 #: The report's panels, in order.
@@ -1019,30 +1116,30 @@ RENDERERS = (
     "directories",
     "metadata",
     "system message",
-    "real agents",
+    "real agents: memory section",
+    "real agents: system message",
     "rebuild decision",
     "recompile",
 )
 
 
-def cases_of(renderer: str) -> list[Case]:
-    return [case for case in CASES if case.renderer == renderer]
-
-
-CASES = all_cases()
+def cases_of(renderer: str, cases: Sequence[Case]) -> list[Case]:
+    return [case for case in cases if case.renderer == renderer]
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\[\]-]+", "-", text).strip("-")
 
 
-def describe() -> str:
-    """The cases, one per line (``python benches/workloads.py``)."""
+def describe(cases: Sequence[Case]) -> str:
+    """The cases, one per line (``python -m memprompt.bench.workloads [FILE.af ...]``)."""
     return "\n".join(
         f"{case.id}{'  [quick]' if case.quick else ''}{'  [memory]' if case.memory else ''}  {json.dumps(case.params)}"
-        for case in CASES
+        for case in cases
     )
 
 
 if __name__ == "__main__":
-    print(describe())
+    import sys
+
+    print(describe(all_cases(sys.argv[1:])))

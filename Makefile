@@ -66,7 +66,7 @@ test-wheel: $(DIST)/.built
 	PATH="$(CURDIR)/$(WHEEL_VENV)/bin:$$(scripts/path_without_rust.sh)" sh -euc '\
 		if command -v cargo || command -v rustc; then echo "a Rust toolchain is on PATH" >&2; exit 1; fi; \
 		pip install -q -U pip; \
-		pip install -q "$$(ls $(DIST)/memprompt-*.whl)[$(EXTRAS)]"; \
+		pip install -q "$$(ls $(DIST)/memprompt-*.whl)[test,bench]"; \
 		MEMPROMPT_TEST_INSTALLED=1 python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q; \
 		out=$$(mktemp -d); cd "$$out"; \
 		memprompt bench --quick $(if $(BENCH_AGENTS),--agents $(abspath $(BENCH_AGENTS))) --out report; \

@@ -9,8 +9,10 @@ EXTRAS := test,bench,dev
 # Fresh venvs (made anew each run): the wheel installed with no Rust toolchain on PATH, and the sdist built from source.
 WHEEL_VENV := .venv-wheel
 SDIST_VENV := .venv-sdist
-# Two real agent files for `memprompt bench --quick --agents` run from outside the checkout.
-BENCH_AGENTS ?= $(wildcard ../shared/agentfiles/customer_service.af ../shared/agentfiles/lettabot-builder.af)
+# Two agent files for `memprompt bench --quick --agents` run from outside the checkout: real ones when the
+# shared folder is beside the checkout, else two of the project's examples.
+BENCH_AGENTS ?= $(or $(wildcard ../shared/agentfiles/customer_service.af ../shared/agentfiles/lettabot-builder.af),\
+	examples/tool_rules.af examples/sources.af)
 # Letta itself, for the differential tests: outside the clone so every run reuses it.
 # Its pytest is the one Letta's lock pins (8.4.1).
 LETTA_VENV ?= $(HOME)/.cache/memprompt/letta-0.16.8-venv
@@ -69,7 +71,7 @@ test-wheel: $(DIST)/.built
 		pip install -q "$$(ls $(DIST)/memprompt-*.whl)[test,bench]"; \
 		MEMPROMPT_TEST_INSTALLED=1 python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q; \
 		out=$$(mktemp -d); cd "$$out"; \
-		memprompt bench --quick $(if $(BENCH_AGENTS),--agents $(abspath $(BENCH_AGENTS))) --out report; \
+		memprompt bench --quick --agents $(abspath $(BENCH_AGENTS)) --out report; \
 		test -s report/REPORT.md && test -s report/chart.png; \
 		cd / && rm -rf "$$out"'
 
@@ -91,7 +93,7 @@ $(LETTA_VENV)/.installed: tests/letta-0.16.8-constraints.txt
 		xxhash==4.1.0 hypothesis==6.170.17 pytest==8.4.1 pytest-benchmark==5.3.1
 	touch $@
 
-# memprompt itself, built for and installed into Letta's environment.
+# memprompt's wheel, installed into Letta's environment.
 $(LETTA_VENV)/.memprompt: $(LETTA_VENV)/.installed $(DIST)/.built
 	$(LETTA_VENV)/bin/pip install -q --force-reinstall --no-deps $(DIST)/memprompt-*.whl
 	touch $@

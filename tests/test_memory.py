@@ -165,9 +165,10 @@ def test_cached_recompile_equals_fresh_render(args, edits, own_types):
     memory = mp.Memory(**memory_kwargs)
 
     def fresh():
-        return mp.Memory(list(memory.blocks), memory.file_blocks, memory.agent_type, memory.git_enabled).compile(
-            **compile_kwargs
-        )
+        # The same memory rendered anew: a new Memory would drop file blocks renamed to a label in use,
+        # which Letta (and memprompt) do only when file_blocks is assigned.
+        memory.clear_cache()
+        return memory.compile(**compile_kwargs)
 
     assert_same(lambda: memory.compile(**compile_kwargs), fresh)
     for kind, index, text in edits:

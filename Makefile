@@ -4,7 +4,7 @@ VENV := .venv
 # Letta itself, for the differential tests: outside the clone so every run reuses it.
 # Its pytest is the one Letta's lock pins (8.4.1).
 LETTA_VENV ?= $(HOME)/.cache/memprompt/letta-0.16.8-venv
-SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find rust python -type f -not -name '*.so' -not -path '*/__pycache__/*')
+SOURCES := pyproject.toml Cargo.toml Cargo.lock memprompt_letta.pth $(shell find rust python -type f -not -name '*.so' -not -path '*/__pycache__/*')
 
 # Letta's server extras, for the end-to-end tests on PostgreSQL.
 LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv

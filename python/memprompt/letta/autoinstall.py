@@ -41,6 +41,8 @@ def _install(mode: str) -> None:
         return
     try:
         install(mode=mode)
+        # One line per process in the server's log: which workers run memprompt, and in which mode.
+        print(f"memprompt: installed in mode {mode} (pid {os.getpid()})", file=sys.stderr, flush=True)
     except Exception:
         # A Letta that cannot be patched runs as it is: memprompt must never stop a server from starting.
         logger.exception("memprompt could not be installed in mode %s; Letta runs unpatched", mode)

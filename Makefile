@@ -47,16 +47,20 @@ test-rust:
 	cargo test
 
 test-python: $(VENV)/.installed
-	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q
+	$(VENV)/bin/python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server --ignore=tests/letta_e2e -q
 
 # The reference against letta 0.16.8 itself, in Letta's own environment.
 test-letta: $(LETTA_VENV)/.memprompt
 	$(LETTA_VENV)/bin/python -m pytest tests/letta_diff -q -p no:cacheprovider
 
-# Letta's own server (SyncServer and its managers) on a throwaway PostgreSQL with pgvector (pgserver).
+# Letta's own server (SyncServer and its managers) on a throwaway PostgreSQL with pgvector (pgserver); then a real
+# `letta server` (2 uvicorn workers) over HTTP, stock and through `memprompt run`, which writes docs/server-bench.md.
+# Two runs: each starts its own PostgreSQL, and Letta fixes its database when it is first imported.
+# MEMPROMPT_E2E_SIZES=100,300,1000 (the default) sets the fan-out sizes.
 test-letta-server: $(SOURCES) tests/letta-0.16.8-constraints.txt scripts/letta_server_env.sh
 	scripts/letta_server_env.sh $(LETTA_SERVER_VENV)
 	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_server -q -p no:cacheprovider
+	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_e2e -q -p no:cacheprovider
 
 # Each benchmark body once, outputs compared: memprompt == reference (Letta column absent).
 bench-check: $(VENV)/.installed

@@ -16,7 +16,7 @@ BENCH_AGENTS ?= $(or $(wildcard ../shared/agentfiles/customer_service.af ../shar
 # Letta itself, for the differential tests: outside the clone so every run reuses it.
 # Its pytest is the one Letta's lock pins (8.4.1).
 LETTA_VENV ?= $(HOME)/.cache/memprompt/letta-0.16.8-venv
-SOURCES := pyproject.toml Cargo.toml Cargo.lock $(shell find rust python -type f -not -name '*.so' -not -path '*/__pycache__/*')
+SOURCES := pyproject.toml Cargo.toml Cargo.lock memprompt_letta.pth $(shell find rust python -type f -not -name '*.so' -not -path '*/__pycache__/*')
 
 # Letta's server extras, for the end-to-end tests on PostgreSQL.
 LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv
@@ -69,7 +69,7 @@ test-wheel: $(DIST)/.built
 		if command -v cargo || command -v rustc; then echo "a Rust toolchain is on PATH" >&2; exit 1; fi; \
 		pip install -q -U pip; \
 		pip install -q "$$(ls $(DIST)/memprompt-*.whl)[test,bench]"; \
-		MEMPROMPT_TEST_INSTALLED=1 python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server -q; \
+		MEMPROMPT_TEST_INSTALLED=1 python -m pytest tests --ignore=tests/letta_diff --ignore=tests/letta_server --ignore=tests/letta_e2e -q; \
 		out=$$(mktemp -d); cd "$$out"; \
 		memprompt bench --quick --agents $(abspath $(BENCH_AGENTS)) --out report; \
 		test -s report/REPORT.md && test -s report/chart.png; \
@@ -107,10 +107,14 @@ test-rust:
 test-letta: $(LETTA_VENV)/.memprompt
 	$(LETTA_VENV)/bin/python -m pytest tests/letta_diff -q -p no:cacheprovider
 
-# Letta's own server (SyncServer and its managers) on a throwaway PostgreSQL with pgvector (pgserver).
+# Letta's own server (SyncServer and its managers) on a throwaway PostgreSQL with pgvector (pgserver); then a real
+# `letta server` (2 uvicorn workers) over HTTP, stock and through `memprompt run`, which writes docs/server-bench.md.
+# Two runs: each starts its own PostgreSQL, and Letta fixes its database when it is first imported.
+# MEMPROMPT_E2E_SIZES=100,300,1000 (the default) sets the fan-out sizes.
 test-letta-server: $(SOURCES) tests/letta-0.16.8-constraints.txt scripts/letta_server_env.sh
 	scripts/letta_server_env.sh $(LETTA_SERVER_VENV)
 	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_server -q -p no:cacheprovider
+	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_e2e -q -p no:cacheprovider
 
 # The real agents of the report: every agent file of the shared folder.
 REAL_AGENTS := $(wildcard ../shared/agentfiles/*.af)

@@ -335,12 +335,52 @@ def run_bench(args: argparse.Namespace) -> int:
         raise CommandError(str(e)) from e
 
 
+# -- run -------------------------------------------------------------------------
+
+
+def add_run(commands: Subcommands) -> None:
+    parser = commands.add_parser(
+        "run",
+        help="run a command (e.g. `letta server`) with memprompt installed in every Python process it starts",
+        description=(
+            f"Run COMMAND with MEMPROMPT_LETTA=MODE in its environment: every Python process it starts from this\n"
+            f"environment, and their children (uvicorn and granian workers), installs memprompt into Letta\n"
+            f"{LETTA_VERSION} as soon as Letta is imported. Modes: render (renderers only), rebuild (exact and\n"
+            "cheaper rebuild decisions, batched fan-out), stable (as rebuild; a forced refresh keeps message[0]\n"
+            "unless its memory or template changed).\n"
+            "\n"
+            "exit status: COMMAND's (the command replaces this process)."
+        ),
+        epilog="examples:\n  memprompt run -- letta server\n  memprompt run --mode stable -- letta server --port 8283",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--mode", choices=("render", "rebuild", "stable"), default="rebuild", help="default: rebuild")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
+    parser.set_defaults(run=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise CommandError("run: no COMMAND given (memprompt run [--mode MODE] -- COMMAND [ARG...])")
+    from .letta.autoinstall import VARIABLE
+
+    environment = {**os.environ, VARIABLE: args.mode}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvpe(command[0], command, environment)
+    except OSError as e:
+        raise CommandError(f"run: cannot run {command[0]!r}: {e.strerror}") from e
+    return ERROR  # not reached: execvpe replaced this process
+
+
 # -- shared ----------------------------------------------------------------------
 
 
 #: One function per subcommand, in the order of ``memprompt --help``; each adds its
 #: parser to the subcommands and sets ``run``, which returns the exit status.
-COMMANDS: tuple[Callable[[Subcommands], None], ...] = (add_compile, add_check, add_bench)
+COMMANDS: tuple[Callable[[Subcommands], None], ...] = (add_compile, add_check, add_bench, add_run)
 
 
 @contextmanager

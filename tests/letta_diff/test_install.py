@@ -314,7 +314,7 @@ def test_modules_that_imported_the_class_see_the_patch():
                 # Same shape as Letta's: trace_method's plain wrapper around a staticmethod of memprompt's function.
                 assert type(function) is type(STOCK[(PromptGenerator, name)])
                 assert isinstance(function.__wrapped__, staticmethod)
-                assert function.__wrapped__.__func__.__module__ == "memprompt.letta"
+                assert function.__wrapped__.__func__.__module__ == "memprompt.letta.rendering"
                 assert function.__name__ == name and function.__qualname__ == f"PromptGenerator.{name}"
 
 

@@ -11,81 +11,25 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from letta_agents import (
+    create_agent as _create_agent,
+)
+from letta_agents import (
+    embedding as _embedding,
+)
+from letta_agents import (
+    stock as _stock,
+)
+from letta_agents import (
+    stored_text as _stored_text,
+)
 
 import memprompt.letta
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-# --- agents of every mode -------------------------------------------------------------
-
-
-def _llm(anthropic: bool):
-    from letta.schemas.llm_config import LLMConfig
-
-    if anthropic:
-        return LLMConfig(
-            model="claude-sonnet-4-5-20250929",
-            model_endpoint_type="anthropic",
-            model_endpoint="https://api.anthropic.com/v1",
-            context_window=200000,
-        )
-    return LLMConfig(
-        model="gpt-4o-mini",
-        model_endpoint_type="openai",
-        model_endpoint="https://api.openai.com/v1",
-        context_window=128000,
-    )
-
-
-def _embedding():
-    from letta.schemas.embedding_config import EmbeddingConfig
-
-    return EmbeddingConfig(
-        embedding_endpoint_type="openai",
-        embedding_endpoint="https://api.openai.com/v1",
-        embedding_model="text-embedding-3-small",
-        embedding_dim=1536,
-        embedding_chunk_size=300,
-    )
-
-
-async def _create_agent(server, actor, *, blocks, anthropic=False, tags=None, tool_rules=None, system=None):
-    from letta.schemas.agent import CreateAgent
-    from letta.schemas.block import CreateBlock
-
-    request = CreateAgent(
-        name=f"mp-{uuid.uuid4().hex[:8]}",
-        agent_type="memgpt_v2_agent",
-        memory_blocks=[CreateBlock(label=label, value=value, limit=5000) for label, value in blocks],
-        llm_config=_llm(anthropic),
-        embedding_config=_embedding(),
-        include_base_tools=False,
-        tags=tags or [],
-        tool_rules=tool_rules or [],
-        **({"system": system} if system is not None else {}),
-    )
-    with _stock():
-        agent = await server.agent_manager.create_agent_async(agent_create=request, actor=actor)
-    return agent
-
-
-class _stock:
-    """Stock Letta for the block (memprompt uninstalled, reinstalled on exit if it was)."""
-
-    def __enter__(self):
-        self.was = memprompt.letta.is_installed()
-        memprompt.letta.uninstall()
-
-    def __exit__(self, *exc):
-        if self.was:
-            memprompt.letta.install(rebuild=True)
-
-
-async def _stored_text(server, actor, agent_id) -> str:
-    agent = await server.agent_manager.get_agent_by_id_async(agent_id=agent_id, actor=actor)
-    message = await server.message_manager.get_message_by_id_async(message_id=agent.message_ids[0], actor=actor)
-    return message.content[0].text
+# --- agents of every mode: letta_agents.py ----------------------------------------------
 
 
 async def _three_ways(server, actor, agent_id) -> tuple[str, str, str, str]:

@@ -1,0 +1,66 @@
+"""The one way memprompt compiles an agent's memory section: as Letta's rebuild paths do, with its fingerprint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .. import _core
+
+
+@dataclass(frozen=True)
+class AgentMemory:
+    """An agent's compiled memory section and the XXH3-128 fingerprint of it."""
+
+    text: str
+    fingerprint: int
+
+
+def tool_usage_rules(tool_rules: Any) -> Any:
+    """The ``<tool_usage_rules>`` block Letta compiles from an agent's tool rules (None when there are none)."""
+    from letta.helpers.tool_rule_solver import ToolRulesSolver
+
+    return ToolRulesSolver(tool_rules).compile_tool_rule_prompts()
+
+
+def compile_agent_memory(agent_state: Any, rules_block: Any) -> AgentMemory:
+    """``agent_state.memory.compile(...)`` with the agent's sources, file limit and LLM config, as Letta calls it."""
+    text: str = agent_state.memory.compile(
+        tool_usage_rules=rules_block,
+        sources=agent_state.sources,
+        max_files_open=agent_state.max_files_open,
+        llm_config=agent_state.llm_config,
+    )
+    return AgentMemory(text, _core.fingerprint(text))
+
+
+def compile_agent_memories(agent_states: list[Any]) -> list[AgentMemory]:
+    """``compile_agent_memory`` of each agent; agents with the same compile arguments are rendered together in
+    parallel by ``compile_many`` (GIL released)."""
+    from ..memory import compile_many
+
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    rules = [tool_usage_rules(state.tool_rules) for state in agent_states]
+    for index, state in enumerate(agent_states):
+        groups.setdefault(_compile_arguments_key(state, rules[index]), []).append(index)
+    memories: list[Optional[AgentMemory]] = [None] * len(agent_states)
+    for indices in groups.values():
+        first = agent_states[indices[0]]
+        texts = compile_many(
+            [agent_states[i].memory for i in indices],
+            tool_usage_rules=rules[indices[0]],
+            sources=first.sources,
+            max_files_open=first.max_files_open,
+            llm_config=first.llm_config,
+        )
+        for i, text in zip(indices, texts):
+            memories[i] = AgentMemory(text, _core.fingerprint(text))
+    return [memory for memory in memories if memory is not None]
+
+
+def _compile_arguments_key(state: Any, rules_block: Any) -> tuple[Any, ...]:
+    # Everything compile reads besides the memory itself, by value: agents equal here compile alike.
+    rules = None if rules_block is None else (rules_block.label, rules_block.value, rules_block.description)
+    sources = tuple(source.model_dump_json() for source in state.sources or ())
+    llm = None if state.llm_config is None else state.llm_config.model_dump_json()
+    return rules, sources, state.max_files_open, llm

@@ -1,0 +1,137 @@
+"""A real ``letta server`` (uvicorn, 2 workers) on the test PostgreSQL, started stock or through ``memprompt run``."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import httpx
+
+BIN = Path(sys.executable).parent
+WORKERS = 2
+#: Letta adds an agent's base tool rules by iterating over a set of names: a fixed seed fixes their order.
+HASH_SEED = "0"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LettaServer:
+    """``letta server`` in its own process group; ``mode`` None is stock Letta."""
+
+    def __init__(self, uri: str, config_dir: str, mode: Optional[str], log: Path, extra_env: Optional[dict] = None):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.mode = mode
+        self.log = log
+        command = [str(BIN / "letta"), "server", "--host", "127.0.0.1", "--port", str(self.port)]
+        if mode is not None:
+            command = [str(BIN / "memprompt"), "run", "--mode", mode, "--", *command]
+        # A server as users run it: pooled connections (the test process itself runs Letta without a pool).
+        env = {k: v for k, v in os.environ.items() if k not in ("MEMPROMPT_LETTA", "LETTA_DISABLE_SQLALCHEMY_POOLING")}
+        env.update(
+            LETTA_PG_URI=uri,
+            MEMGPT_CONFIG_PATH=os.path.join(config_dir, "config"),
+            LETTA_UVICORN_WORKERS=str(WORKERS),
+            PYTHONHASHSEED=HASH_SEED,
+            PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+            **(extra_env or {}),
+        )
+        self._log_file = open(log, "wb")
+        self.process = subprocess.Popen(
+            command, env=env, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait_ready(self, timeout: float = 240) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"letta server exited with {self.process.returncode}:\n{self.log.read_text()[-4000:]}"
+                )
+            try:
+                if httpx.get(f"{self.url}/v1/health/", timeout=2).status_code == 200 and self._workers_ready():
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"letta server not ready after {timeout} s:\n{self.log.read_text()[-4000:]}")
+
+    def _workers_ready(self) -> bool:
+        return (
+            len(self.worker_pids()) == WORKERS
+            and self.log.read_text(errors="replace").count("Application startup complete") >= WORKERS
+        )
+
+    def worker_pids(self) -> set[int]:
+        """The uvicorn worker processes: Python processes of this server's process group other than its parents."""
+        group = os.getpgid(self.process.pid)
+        pids = set()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            parent, pgrp = int(fields[1]), int(fields[2])
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            if pgrp == group and b"spawn_main" in cmdline and parent != 1:
+                pids.add(int(entry.name))
+        return pids
+
+    def patched_pids(self) -> dict[int, str]:
+        """pid -> mode of every process that logged memprompt's install line."""
+        return {
+            int(pid): mode
+            for mode, pid in re.findall(
+                r"memprompt: installed in mode (\w+) \(pid (\d+)\)", self.log.read_text(errors="replace")
+            )
+        }
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self._log_file.close()
+
+    def __enter__(self) -> "LettaServer":
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def initialise_database() -> Any:
+    """What every worker of a fresh server does at start (default org and user, base providers), done once first:
+    two workers doing it at once on an empty database collide (Letta 0.16.8 fails one worker's startup)."""
+    import asyncio
+
+    from letta.server.server import SyncServer
+
+    async def init() -> Any:
+        server = SyncServer(init_with_default_org_and_user=False)
+        await server.init_async(init_with_default_org_and_user=True)
+        return server
+
+    return asyncio.run(init())

@@ -111,6 +111,10 @@ def installed(
 def _check_version(allow_other_versions: bool) -> None:
     try:
         import letta
+        import letta.helpers.tool_rule_solver  # noqa: F401  (what rendering replaces: all there, or a clear error)
+        import letta.otel.tracing  # noqa: F401
+        import letta.prompts.prompt_generator  # noqa: F401
+        import letta.schemas.memory  # noqa: F401
     except ImportError as exc:
         raise ImportError(f"memprompt.letta.install() needs letta=={SUPPORTED_LETTA_VERSION} installed: {exc}") from exc
     found = _letta_version(letta)

@@ -72,7 +72,7 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     states = await agent_manager.get_agents_by_ids_async(
         agent_ids=agent_ids, actor=actor, include_relationships=["memory", "sources"]
     )
-    states = [await _in_stock_order(agent_manager, state, actor) for state in states if state.message_ids]
+    states = await _in_stock_order(agent_manager, [state for state in states if state.message_ids], actor)
     if not states:
         return 0
     memories = compile_agent_memories(states)
@@ -109,32 +109,35 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     return len(written)
 
 
-async def _in_stock_order(agent_manager: Any, state: Any, actor: Any) -> Any:
-    """The agent's state with its blocks in the order stock's own one-agent load returns them."""
+async def _in_stock_order(agent_manager: Any, states: list[Any], actor: Any) -> list[Any]:
+    """The agents' states with their blocks in the order stock's own one-agent load returns them."""
     from letta.orm.block import Block as BlockModel
     from letta.orm.blocks_agents import BlocksAgents
     from letta.server.db import db_registry
     from sqlalchemy import select
 
-    if len(state.sources) > 1 or len(state.memory.file_blocks) > 1:
-        # Their order is unordered too: the agent as stock's rebuild loads it.
-        return await agent_manager.get_agent_by_id_async(
-            agent_id=state.id, actor=actor, include_relationships=["memory", "sources"]
-        )
-    if len(state.memory.blocks) < 2:
-        return state
-    # The statement SQLAlchemy's selectin load of Agent.core_memory runs for one agent.
-    query = (
-        select(BlocksAgents.agent_id, BlockModel)
-        .join(BlocksAgents, BlockModel.id == BlocksAgents.block_id)
-        .where(BlocksAgents.agent_id.in_([state.id]))
-    )
+    ordered = []
+    # One session (one connection) for every agent's order query.
     async with db_registry.async_session() as session:
-        order = [block.id for _, block in (await session.execute(query)).all()]
-    by_id = {block.id: block for block in state.memory.blocks}
-    if sorted(order) == sorted(by_id):
-        state.memory.blocks = [by_id[block_id] for block_id in order]
-    return state
+        for state in states:
+            if len(state.sources) > 1 or len(state.memory.file_blocks) > 1:
+                # Their order is unordered too: the agent as stock's rebuild loads it.
+                state = await agent_manager.get_agent_by_id_async(
+                    agent_id=state.id, actor=actor, include_relationships=["memory", "sources"]
+                )
+            elif len(state.memory.blocks) > 1:
+                # The statement SQLAlchemy's selectin load of Agent.core_memory runs for one agent.
+                query = (
+                    select(BlocksAgents.agent_id, BlockModel)
+                    .join(BlocksAgents, BlockModel.id == BlocksAgents.block_id)
+                    .where(BlocksAgents.agent_id.in_([state.id]))
+                )
+                order = [block.id for _, block in (await session.execute(query)).all()]
+                by_id = {block.id: block for block in state.memory.blocks}
+                if sorted(order) == sorted(by_id):
+                    state.memory.blocks = [by_id[block_id] for block_id in order]
+            ordered.append(state)
+    return ordered
 
 
 def _current(agent: _Agent, stamp: Any) -> bool:

@@ -2,15 +2,14 @@
 
 use crate::blocks::{metadata, tag, FOOTER, HEADER};
 use crate::model::Block;
-use crate::out::Out;
-use crate::text::lines;
+use crate::out::Sink;
 use crate::w;
 
 /// Letta's `CORE_MEMORY_LINE_NUMBER_WARNING`.
 pub const WARNING: &str = "# NOTE: Line numbers shown below (with arrows like '1\u{2192}') are to help during editing. Do NOT include line number prefixes in your memory edit tool calls.";
 
 /// Unlike the plain form, the wrapper is written even with no blocks.
-pub fn render(out: &mut Out, blocks: &[Block]) {
+pub fn render(out: &mut impl Sink, blocks: &[Block]) {
     w!(out, HEADER);
     for (i, block) in blocks.iter().enumerate() {
         let tag = tag(block);
@@ -18,7 +17,7 @@ pub fn render(out: &mut Out, blocks: &[Block]) {
         metadata(out, block);
         w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
         if !block.value.is_empty() {
-            for (n, line) in lines(&block.value).enumerate() {
+            for (n, line) in block.value.lines().enumerate() {
                 w!(out, n + 1, "\u{2192} ", line, "\n");
             }
         }
@@ -34,14 +33,15 @@ pub fn render(out: &mut Out, blocks: &[Block]) {
 mod tests {
     use super::*;
     use crate::model::Int;
-    use std::borrow::Cow;
+    use crate::model::Text;
+    use crate::out::Out;
 
     #[test]
     fn numbers_every_line() {
         let b = Block {
-            label: Cow::Borrowed(b"persona"),
-            value: Cow::Borrowed(b"a\r\n\nb"),
-            description: Cow::Borrowed(b""),
+            label: Text::from(b"persona"),
+            value: Text::from(b"a\r\n\nb"),
+            description: Text::from(b""),
             limit: Int::Small(5),
             read_only: false,
         };

@@ -6,7 +6,7 @@
 //! range (years 1 to 9999) and orders like Python's naive comparison.
 
 use crate::error::{RenderError, RenderResult};
-use crate::out::Out;
+use crate::out::Sink;
 
 /// The format Letta passes to `strftime`.
 pub const FORMAT: &str = "%Y-%m-%d %I:%M:%S %p %Z%z";
@@ -182,7 +182,7 @@ fn bisect_right(a: &[i64], x: i64) -> usize {
 }
 
 /// `n` in decimal with at least two digits, as C's `%02d`.
-fn two_digits(out: &mut Out, n: i64) {
+fn two_digits(out: &mut impl Sink, n: i64) {
     if (0..10).contains(&n) {
         out.push(b"0");
     }
@@ -190,7 +190,7 @@ fn two_digits(out: &mut Out, n: i64) {
 }
 
 /// `%z`: `+HHMM`, `+HHMMSS` when there are seconds, `+HHMMSS.ffffff` when there are microseconds.
-pub fn write_offset(out: &mut Out, offset: i64) {
+pub fn write_offset(out: &mut impl Sink, offset: i64) {
     let sign: &[u8] = if offset < 0 { b"-" } else { b"+" };
     let abs = offset.unsigned_abs();
     let micros = (abs % 1_000_000) as i64;
@@ -215,7 +215,7 @@ pub fn write_offset(out: &mut Out, offset: i64) {
 
 /// `dt.strftime(FORMAT)`: `tzname` and `offset` are what `%Z` and `%z` print
 /// (`None` for a naive datetime, or when `tzname()` / `utcoffset()` return `None`).
-pub fn write(out: &mut Out, dt: &DateTime, tzname: Option<&[u8]>, offset: Option<i64>) {
+pub fn write(out: &mut impl Sink, dt: &DateTime, tzname: Option<&[u8]>, offset: Option<i64>) {
     // glibc's %Y does not pad: year 5 is "5".
     out.int(dt.year.into());
     out.push(b"-");
@@ -244,6 +244,7 @@ pub fn write(out: &mut Out, dt: &DateTime, tzname: Option<&[u8]>, offset: Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::out::Out;
 
     fn dt(year: i32, month: u8, day: u8, hour: u8, minute: u8, second: u8, microsecond: u32) -> DateTime {
         DateTime { year, month, day, hour, minute, second, microsecond }

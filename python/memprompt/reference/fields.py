@@ -116,6 +116,14 @@ def read_label(block: Any, index: int, kind: str = BLOCK) -> str | None:
     return _text(label)
 
 
+def read_description(block: Any, index: int, label: str | None) -> str | None:
+    """``getattr(block, "description", None)``, checked as ``read_block`` checks it."""
+    description = getattr(block, "description", None)
+    if not _is_text(description):
+        raise _block_error(BLOCK, index, label, "description", "str or None", description)
+    return _text(description)
+
+
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
     label = read_label(block, index, kind)
     value, description, limit = block.value, block.description, block.limit

@@ -20,7 +20,7 @@ from .fields import (
     read_tool_usage_rules,
 )
 from .git_memory import render_git
-from .skills import render_available_skills
+from .skills import read_skill_blocks, render_available_skills
 from .tree_view import render_memory_filesystem
 
 REACT_TYPES = ("react_agent", "workflow_agent")
@@ -103,7 +103,7 @@ class Memory(BlockListMethods):
 
     def compile_available_skills(self, client_skills=None) -> str:
         """``<available_skills>`` from the ``skills/`` blocks and the client's skills; "" when there are none."""
-        blocks = read_blocks(self.blocks)
+        blocks = read_skill_blocks(self.blocks)
         skills = [read_client_skill(skill, index) for index, skill in enumerate(client_skills or ())]
         return render_available_skills(blocks, skills)
 

@@ -13,10 +13,11 @@ use std::collections::hash_map::Entry as MapEntry;
 use std::collections::HashMap;
 
 use crate::error::{RenderError, RenderResult};
+use crate::file_tree::{Prefix, Row};
 use crate::model::Block;
 use crate::out::Sink;
 use crate::text::{path_parts, rstrip_newlines, strip};
-use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState, Prefix, Row};
+use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::w;
 
 const SYSTEM_PREFIX: &[u8] = b"system/";

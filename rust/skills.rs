@@ -23,6 +23,7 @@ use crate::error::{RenderError, RenderResult};
 use crate::model::{Block, ClientSkill};
 use std::sync::OnceLock;
 
+use crate::file_tree::{Mark, Prefix};
 use crate::out::{Render, Sink};
 use crate::posix_path::{self, RelpathError};
 use crate::text::{first_line, path_parts, strip};
@@ -248,11 +249,11 @@ struct Placed<'a> {
 }
 
 /// A directory being drawn: its entries in drawing order, the next one to
-/// draw, and the prefix length of its lines.
+/// draw, and the prefix of its lines.
 struct Frame<'a> {
     entries: Vec<(&'a [u8], Node<'a>)>,
     next: usize,
-    prefix_len: usize,
+    prefix: Mark,
 }
 
 /// A value in Letta's nested dict: a subdirectory, or a file's description.
@@ -305,23 +306,23 @@ impl<'a> Tree<'a> {
 
     /// Directories first, then files, each sorted; drawn with an explicit stack.
     fn render(&self, out: &mut impl Sink) {
-        let mut prefix: Vec<u8> = Vec::new();
-        let mut stack = vec![self.frame(0, 0)];
+        let mut prefix = Prefix::default();
+        let mut stack = vec![self.frame(0, prefix.mark())];
         while let Some(frame) = stack.last_mut() {
             let Some(&(name, node)) = frame.entries.get(frame.next) else {
                 stack.pop();
                 continue;
             };
             frame.next += 1;
-            prefix.truncate(frame.prefix_len);
+            prefix.reset(frame.prefix);
             let is_last = frame.next == frame.entries.len();
-            let connector = if is_last { "└── " } else { "├── " };
-            w!(out, &prefix[..], connector, name);
+            prefix.row_start(out, is_last);
+            w!(out, name);
             match node {
                 Node::Dir(d) => {
                     w!(out, "/\n");
-                    prefix.extend_from_slice(if is_last { "    " } else { "│   " }.as_bytes());
-                    stack.push(self.frame(d, prefix.len()));
+                    prefix.indent(is_last);
+                    stack.push(self.frame(d, prefix.mark()));
                 }
                 Node::File(desc) => {
                     let desc = strip(desc);
@@ -334,11 +335,11 @@ impl<'a> Tree<'a> {
         }
     }
 
-    fn frame(&self, dir: usize, prefix_len: usize) -> Frame<'a> {
+    fn frame(&self, dir: usize, prefix: Mark) -> Frame<'a> {
         let entries = &self.dirs[dir];
         let dirs = entries.iter().filter(|(_, n)| matches!(n, Node::Dir(_)));
         let files = entries.iter().filter(|(_, n)| matches!(n, Node::File(_)));
-        Frame { entries: dirs.chain(files).map(|(&name, &node)| (name, node)).collect(), next: 0, prefix_len }
+        Frame { entries: dirs.chain(files).map(|(&name, &node)| (name, node)).collect(), next: 0, prefix }
     }
 }
 

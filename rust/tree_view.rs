@@ -12,8 +12,9 @@
 
 use std::collections::HashMap;
 
-use self::support::{bucket, bucket_sort, sort_head, FoldState, Mark, Prefix, Row};
+use self::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::error::RenderResult;
+use crate::file_tree::{Mark, Prefix, Row};
 use crate::model::Block;
 use crate::out::{Render, Sink};
 use crate::text::{first_line, path_parts};
@@ -263,91 +264,12 @@ impl Render for TreeView<'_> {
     }
 }
 
-/// What both label trees use (this one and `git_memory`'s external tree): their rows,
+/// What both label trees use (this one and `git_memory`'s external tree): their
 /// sort keys, a counting sort by directory, and a fast seeded hash for `(directory, name)` keys.
 pub(crate) mod support {
     use std::cmp::Ordering;
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
-
-    use crate::out::Sink;
-    use crate::text::Class;
-    use crate::w;
-
-    const TEE: &str = "├── ";
-    const ELBOW: &str = "└── ";
-    const PIPE: &str = "│   ";
-    const BLANK: &str = "    ";
-
-    /// One line of a file tree: the prefix drawn by the levels above, the connector, `name`
-    /// and `suffix`, `/` for a directory, ` (note)` unless `note` is empty, and a newline.
-    pub(crate) struct Row<'r> {
-        pub(crate) prefix: &'r Prefix,
-        pub(crate) is_last: bool,
-        pub(crate) name: &'r [u8],
-        pub(crate) suffix: &'r [u8],
-        pub(crate) is_dir: bool,
-        pub(crate) note: &'r [u8],
-    }
-
-    impl Row<'_> {
-        fn connector(&self) -> &'static str {
-            if self.is_last {
-                ELBOW
-            } else {
-                TEE
-            }
-        }
-    }
-
-    impl Row<'_> {
-        pub(crate) fn write(&self, out: &mut impl Sink) {
-            self.prefix.write(out);
-            w!(out, self.connector(), self.name, self.suffix);
-            if self.is_dir {
-                w!(out, "/");
-            }
-            if !self.note.is_empty() {
-                w!(out, " (", self.note, ")");
-            }
-            w!(out, "\n");
-        }
-    }
-
-    /// The drawing left of a row, one indent per level above it, with its length in code
-    /// points kept, so that counting a row costs the same at any depth.
-    #[derive(Default)]
-    pub(crate) struct Prefix {
-        text: Vec<u8>,
-        chars: usize,
-    }
-
-    /// A length of a `Prefix` to go back to.
-    #[derive(Clone, Copy, Default)]
-    pub(crate) struct Mark(usize, usize);
-
-    impl Prefix {
-        pub(crate) fn mark(&self) -> Mark {
-            Mark(self.text.len(), self.chars)
-        }
-
-        pub(crate) fn reset(&mut self, mark: Mark) {
-            self.text.truncate(mark.0);
-            self.chars = mark.1;
-        }
-
-        /// What a row adds to the prefix of the rows below it.
-        pub(crate) fn indent(&mut self, is_last: bool) {
-            self.text.extend_from_slice(if is_last { BLANK } else { PIPE }.as_bytes());
-            self.chars += 4;
-        }
-
-        fn write(&self, out: &mut impl Sink) {
-            // Only the pipe is not ASCII, and it is in UCS-2.
-            let class = if self.chars == self.text.len() { Class::Ascii } else { Class::Ucs2 };
-            out.push_measured(&self.text, self.chars, class);
-        }
-    }
 
     /// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
     /// two names' heads differ, they order the names as a byte comparison would.

@@ -97,8 +97,10 @@ BLOCK_READERS = {
 }
 
 
-#: The readers of every field; the skills listing reads only labels and skill descriptions (as Letta).
+#: The readers of every field: the skills listing reads only labels and skill descriptions, the
+#: tree view only labels and descriptions (as Letta).
 FIELD_READERS = {name: reader for name, reader in BLOCK_READERS.items() if name != "compile_available_skills"}
+VALUE_READERS = {name: reader for name, reader in FIELD_READERS.items() if name != "render_memory_filesystem"}
 
 
 def bad_blocks(field, value, block_type=Block):
@@ -115,7 +117,8 @@ def block_message(kind, index, label, field, expected, type_name):
 @pytest.mark.parametrize(
     ("reader", "field"),
     [(reader, "label") for reader in sorted(BLOCK_READERS)]
-    + [(reader, field) for reader in sorted(FIELD_READERS) for field in ("value", "description")],
+    + [(reader, "description") for reader in sorted(FIELD_READERS)]
+    + [(reader, "value") for reader in sorted(VALUE_READERS)],
 )
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
 def test_block_text_fields(reader, field, value, type_name):
@@ -130,10 +133,10 @@ def test_block_text_fields(reader, field, value, type_name):
     )
 
 
-@pytest.mark.parametrize("reader", sorted(FIELD_READERS))
+@pytest.mark.parametrize("reader", sorted(VALUE_READERS))
 @pytest.mark.parametrize(("value", "type_name"), NOT_INT)
 def test_block_limit(reader, value, type_name):
-    kwargs, call = FIELD_READERS[reader]
+    kwargs, call = VALUE_READERS[reader]
     blocks = bad_blocks("limit", value)
     assert_error(
         lambda: call(mp.Memory(blocks, **kwargs)),
@@ -151,6 +154,14 @@ def test_available_skills_read_no_field_letta_does_not(field, value):
     expected = ref.Memory(blocks).compile_available_skills(skills)
     assert mp.Memory(blocks).compile_available_skills(skills) == expected
     assert "└── x/\n    └── SKILL.md (first)\n" in expected
+
+
+@pytest.mark.parametrize(("field", "value"), [("value", 5), ("limit", "100")])
+def test_tree_view_reads_no_value_or_limit(field, value):
+    blocks = bad_blocks(field, value)
+    expected = ref.Memory(blocks).render_memory_filesystem()
+    assert mp.Memory(blocks).render_memory_filesystem() == expected
+    assert "│   ├── human.md\n" in expected
 
 
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)

@@ -54,6 +54,22 @@ pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> P
     Ok(out)
 }
 
+/// The blocks as the tree view reads them, which is how Letta reads them there: labels and
+/// descriptions. Fields not read are empty.
+pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+    let py = strings.py();
+    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    for (i, obj) in list.try_iter()?.enumerate() {
+        let obj = &obj?;
+        let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
+        let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
+        let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
+        out.push(Block { label, value: Text::from(b""), description, limit: Int::Small(0), read_only: false });
+    }
+    strings.list_end();
+    Ok(out)
+}
+
 /// The blocks as the skills listing reads them, which is how Letta reads them there: every
 /// label, and the description of the first block of each skill name only. Fields not read are empty.
 pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {

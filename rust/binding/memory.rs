@@ -382,7 +382,7 @@ pub fn render_memory_filesystem<'py>(
     client_skills: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
     let strings = Strings::new(py);
-    let blocks = inputs::blocks(&strings, blocks)?;
+    let blocks = inputs::tree_blocks(&strings, blocks)?;
     let has_client_skills = match client_skills {
         Some(list) => list.is_truthy()?,
         None => false,

@@ -18,6 +18,7 @@ from .fields import (
     read_client_skill,
     read_source,
     read_tool_usage_rules,
+    read_tree_blocks,
 )
 from .git_memory import render_git
 from .skills import read_skill_blocks, render_available_skills
@@ -109,4 +110,4 @@ class Memory(BlockListMethods):
 
     def render_memory_filesystem(self, client_skills=None) -> str:
         """``<memory_filesystem>``, a tree of every block; "" when there are no blocks and no client skills."""
-        return render_memory_filesystem(read_blocks(self.blocks), bool(client_skills))
+        return render_memory_filesystem(read_tree_blocks(self.blocks), bool(client_skills))

@@ -89,6 +89,14 @@ mod tests {
             fingerprint_native(Native { units: Units::Four(&wide), class: Class::Ucs4 }),
             fingerprint(text.as_bytes())
         );
+        // ASCII runs long and short around UCS-2 and Latin-1 code points, across chunk ends.
+        let mixed: String =
+            (0..3000).map(|i| ["x", "\u{2192}", "\u{e9}", &"y".repeat(i % 37)][i % 4].to_string()).collect();
+        let units: Vec<u16> = mixed.chars().map(|c| c as u16).collect();
+        assert_eq!(
+            fingerprint_native(Native { units: Units::Two(&units), class: Class::Ucs2 }),
+            fingerprint(mixed.as_bytes())
+        );
         let surrogate = Native { units: Units::Two(&[0xD800]), class: Class::Ucs2 };
         assert_eq!(fingerprint_native(surrogate), fingerprint(&[0xED, 0xA0, 0x80]));
     }

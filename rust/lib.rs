@@ -22,6 +22,7 @@ pub mod system_message;
 pub mod text;
 pub mod timestamp;
 pub mod tool_rules;
+pub mod trace;
 pub mod tree_view;
 
 mod binding;

@@ -6,6 +6,8 @@
 
 use crate::error::{RenderError, RenderResult};
 use crate::model::Int;
+use xxhash_rust::xxh3::Xxh3Default;
+
 use crate::text::{self, Class, Native, Unit, Units};
 
 /// A named part of the output, in the sink's own unit (bytes for `Out`, code points
@@ -36,13 +38,12 @@ pub trait Sink {
         self.len() == 0
     }
 
-    /// Writes text whose length in code points and class the caller knows, so that
-    /// counting it costs nothing: a tree's indentation grows with the square of its depth.
-    fn push_measured(&mut self, text: &[u8], _chars: usize, _class: Class) {
-        self.push(text);
+    /// Writes a Python `str` given in both forms: its UTF-8 and its own code units.
+    fn push_both(&mut self, _utf8: &[u8], native: Native<'_>) {
+        self.push_native(native);
     }
 
-    /// Writes `n` spaces (counting them costs nothing, as for `push_measured`).
+    /// Writes `n` spaces; counting them costs nothing (indentation grows with the square of a depth).
     fn spaces(&mut self, n: usize) {
         const SPACES: &[u8] = &[b' '; 64];
         let mut n = n;
@@ -120,6 +121,10 @@ impl Sink for Out {
         text.utf8_chunks(&mut [0u8; 256], |chunk| self.buf.extend_from_slice(chunk));
     }
 
+    fn push_both(&mut self, utf8: &[u8], _native: Native<'_>) {
+        self.buf.extend_from_slice(utf8);
+    }
+
     fn len(&self) -> usize {
         self.buf.len()
     }
@@ -162,11 +167,6 @@ impl Sink for Count {
         self.chars = self.chars.saturating_add(text.len());
     }
 
-    fn push_measured(&mut self, _text: &[u8], chars: usize, class: Class) {
-        self.chars = self.chars.saturating_add(chars);
-        self.class = self.class.max(class);
-    }
-
     fn spaces(&mut self, n: usize) {
         self.chars = self.chars.saturating_add(n);
     }
@@ -187,11 +187,14 @@ pub enum UnitsMut<'a> {
 /// Writes code units in place into a `str` allocated at its final length and width.
 /// Text that does not fit (a count that was wrong) marks the output broken instead
 /// of writing past it, and `finish` reports it.
-#[derive(Debug)]
+/// With `hashing`, it also streams the output's surrogatepass UTF-8 into XXH3-128 (the
+/// fingerprint): text that came with its UTF-8 is hashed as it is, the rest is encoded
+/// through a small buffer; no UTF-8 copy of the output is made.
 pub struct Wide<'a> {
     units: UnitsMut<'a>,
     at: usize,
     broken: bool,
+    hasher: Option<Box<Xxh3Default>>,
     pub sections: Vec<Section>,
 }
 
@@ -210,7 +213,12 @@ fn write_native<U: Unit>(dst: &mut [U], at: usize, text: Native<'_>) -> Option<u
 
 impl<'a> Wide<'a> {
     pub fn new(units: UnitsMut<'a>) -> Self {
-        Wide { units, at: 0, broken: false, sections: Vec::new() }
+        Wide { units, at: 0, broken: false, hasher: None, sections: Vec::new() }
+    }
+
+    /// The same, also computing the output's fingerprint.
+    pub fn hashing(units: UnitsMut<'a>) -> Self {
+        Wide { hasher: Some(Box::default()), ..Wide::new(units) }
     }
 
     fn capacity(&self) -> usize {
@@ -225,15 +233,35 @@ impl<'a> Wide<'a> {
     pub fn write(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<Vec<Section>> {
         let mut wide = Wide::new(units);
         r.render(&mut wide)?;
-        wide.finish()
+        wide.finish().map(|(sections, _)| sections)
     }
 
-    /// The sections, once every unit was written and nothing more.
-    pub fn finish(self) -> RenderResult<Vec<Section>> {
+    /// The same, with the output's fingerprint (see `fingerprint`).
+    pub fn write_hashed(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<(Vec<Section>, u128)> {
+        let mut wide = Wide::hashing(units);
+        r.render(&mut wide)?;
+        let (sections, hash) = wide.finish()?;
+        Ok((sections, hash.unwrap_or_default()))
+    }
+
+    /// The sections (and fingerprint), once every unit was written and nothing more.
+    pub fn finish(self) -> RenderResult<(Vec<Section>, Option<u128>)> {
         if self.broken || self.at != self.capacity() {
             return Err(RenderError::Value("the output changed between measuring and writing it".into()));
         }
-        Ok(self.sections)
+        Ok((self.sections, self.hasher.map(|h| h.digest128())))
+    }
+
+    fn hash(&mut self, utf8: &[u8]) {
+        if let Some(h) = &mut self.hasher {
+            h.update(utf8);
+        }
+    }
+
+    fn hash_native(&mut self, text: Native<'_>) {
+        if let Some(h) = &mut self.hasher {
+            text.utf8_chunks(&mut [0u8; 256], |chunk| h.update(chunk));
+        }
     }
 
     fn advance(&mut self, written: Option<usize>) {
@@ -250,6 +278,7 @@ impl Sink for Wide<'_> {
         if self.broken {
             return;
         }
+        self.hash(text);
         let at = self.at;
         let written = match &mut self.units {
             UnitsMut::One(u) => write_utf8(u, at, text),
@@ -260,22 +289,20 @@ impl Sink for Wide<'_> {
     }
 
     fn push_native(&mut self, text: Native<'_>) {
-        if self.broken {
-            return;
-        }
-        let at = self.at;
-        let written = match &mut self.units {
-            UnitsMut::One(u) => write_native(u, at, text),
-            UnitsMut::Two(u) => write_native(u, at, text),
-            UnitsMut::Four(u) => write_native(u, at, text),
-        };
-        self.advance(written);
+        self.hash_native(text);
+        self.push_units(text);
+    }
+
+    fn push_both(&mut self, utf8: &[u8], native: Native<'_>) {
+        self.hash(utf8);
+        self.push_units(native);
     }
 
     fn push_ascii(&mut self, text: &[u8]) {
         if self.broken {
             return;
         }
+        self.hash(text);
         let at = self.at;
         let written = match &mut self.units {
             UnitsMut::One(u) => write_ascii(u, at, text),
@@ -294,6 +321,21 @@ impl Sink for Wide<'_> {
     }
 }
 
+impl Wide<'_> {
+    fn push_units(&mut self, text: Native<'_>) {
+        if self.broken {
+            return;
+        }
+        let at = self.at;
+        let written = match &mut self.units {
+            UnitsMut::One(u) => write_native(u, at, text),
+            UnitsMut::Two(u) => write_native(u, at, text),
+            UnitsMut::Four(u) => write_native(u, at, text),
+        };
+        self.advance(written);
+    }
+}
+
 /// A `str` built in Rust memory the way the binding builds one in Python's: measured,
 /// allocated at its class's width, written in place. Rust tests and fuzz targets check
 /// the final-width path with it.
@@ -304,12 +346,13 @@ pub enum OwnedUnits {
     Four(Vec<u32>),
 }
 
-/// The final-width output of a render: its units, class and sections (code points).
+/// The final-width output of a render: its units, class, sections (code points) and fingerprint.
 #[derive(Debug, Clone)]
 pub struct Final {
     pub units: OwnedUnits,
     pub class: Class,
     pub sections: Vec<Section>,
+    pub fingerprint: u128,
 }
 
 impl Final {
@@ -326,8 +369,8 @@ impl Final {
             OwnedUnits::Two(u) => UnitsMut::Two(u),
             OwnedUnits::Four(u) => UnitsMut::Four(u),
         };
-        let sections = Wide::write(r, target)?;
-        Ok(Final { units, class: count.class, sections })
+        let (sections, fingerprint) = Wide::write_hashed(r, target)?;
+        Ok(Final { units, class: count.class, sections, fingerprint })
     }
 
     /// The units as a `Native` text, with the class the count gave.
@@ -406,7 +449,7 @@ impl Piece for crate::model::Text<'_> {
     #[inline]
     fn write_to(&self, out: &mut impl Sink) {
         match self.native() {
-            Some(native) => out.push_native(native),
+            Some(native) => out.push_both(self, native),
             None => out.push(self),
         }
     }
@@ -490,6 +533,7 @@ mod tests {
             assert_eq!(fin.to_utf8(), out.buf);
             assert_eq!((fin.class, fin.exact_class()), (class, class));
             assert_eq!(fin.sections, vec![Section { name: "all", start: 0, end: text::char_len(&out.buf) }]);
+            assert_eq!(fin.fingerprint, crate::fingerprint::fingerprint(&out.buf));
         }
     }
 

@@ -219,10 +219,48 @@ impl<'a> Native<'a> {
             return each(bytes);
         }
         match self.units {
-            Units::One(u) => encode_chunks(u.iter().map(|&c| u32::from(c)), buf, each),
-            Units::Two(u) => encode_chunks(u.iter().map(|&c| u32::from(c)), buf, each),
-            Units::Four(u) => encode_chunks(u.iter().copied(), buf, each),
+            Units::One(u) => encode_chunks(u, buf, each),
+            Units::Two(u) => encode_chunks(u, buf, each),
+            Units::Four(u) => encode_chunks(u, buf, each),
         }
+    }
+}
+
+/// Encodes code units as surrogatepass UTF-8 into `buf` (at least 64 bytes), handing each
+/// full chunk to `each`. Runs of 16 ASCII units are narrowed at once (vectorised).
+fn encode_chunks<T: Copy + Into<u32>>(units: &[T], buf: &mut [u8], mut each: impl FnMut(&[u8])) {
+    const RUN: usize = 16;
+    debug_assert!(buf.len() >= 4 * RUN);
+    let (mut i, mut n) = (0, 0);
+    while i < units.len() {
+        if n + RUN > buf.len() {
+            each(&buf[..n]);
+            n = 0;
+        }
+        let run = &units[i..units.len().min(i + RUN)];
+        if run.iter().fold(0, |m, &u| m | u.into()) < 0x80 {
+            buf[n..n + run.len()].iter_mut().zip(run).for_each(|(b, &u)| *b = u.into() as u8);
+            (i, n) = (i + run.len(), n + run.len());
+            continue;
+        }
+        // Not all ASCII: one unit at a time, with room for four bytes each.
+        if n + 4 * RUN > buf.len() {
+            each(&buf[..n]);
+            n = 0;
+        }
+        for &u in run {
+            let cp = u.into();
+            if cp < 0x80 {
+                buf[n] = cp as u8;
+                n += 1;
+            } else {
+                n += encode(cp, &mut buf[n..]);
+            }
+        }
+        i += run.len();
+    }
+    if n > 0 {
+        each(&buf[..n]);
     }
 }
 
@@ -252,22 +290,6 @@ impl<'a> From<&'a [u16]> for Units<'a> {
 impl<'a> From<&'a [u32]> for Units<'a> {
     fn from(u: &'a [u32]) -> Self {
         Units::Four(u)
-    }
-}
-
-/// Encodes code points as surrogatepass UTF-8 into `buf`, handing each full chunk to `each`.
-fn encode_chunks(cps: impl Iterator<Item = u32>, buf: &mut [u8], mut each: impl FnMut(&[u8])) {
-    debug_assert!(buf.len() >= 4);
-    let mut n = 0;
-    for cp in cps {
-        if n + 4 > buf.len() {
-            each(&buf[..n]);
-            n = 0;
-        }
-        n += encode(cp, &mut buf[n..]);
-    }
-    if n > 0 {
-        each(&buf[..n]);
     }
 }
 
@@ -478,7 +500,7 @@ mod tests {
         assert_eq!(decode_into(&text, &mut [0u32; 5]), None, "six code points need six units");
         let native = Native { units: Units::Four(&wide[..n]), class: Class::Ucs4 };
         let mut utf8 = Vec::new();
-        native.utf8_chunks(&mut [0u8; 5], |c| utf8.extend_from_slice(c));
+        native.utf8_chunks(&mut [0u8; 64], |c| utf8.extend_from_slice(c));
         assert_eq!(utf8, text);
         let lines: Vec<usize> = native.lines().map(|l| l.len()).collect();
         assert_eq!(lines, vec![6]);

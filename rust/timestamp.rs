@@ -3,7 +3,11 @@
 //!
 //! A datetime is its seven fields; arithmetic goes through a count of
 //! microseconds since 0001-01-01 00:00, which is exact over Python's whole
-//! range (years 1 to 9999) and orders like Python's naive comparison.
+//! range (years 1 to 9999) and orders like Python's naive comparison. Zones are
+//! kept by name in a `ZoneCache`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{RenderError, RenderResult};
 use crate::out::Sink;
@@ -241,9 +245,56 @@ pub fn write(out: &mut impl Sink, dt: &DateTime, tzname: Option<&[u8]>, offset: 
     }
 }
 
+/// Zones by the exact name asked for, as the zone library gave them. Only names it
+/// accepted are kept, and at most `limit` of them (case variants of valid names are
+/// unbounded). The lock is held only to look up and to store, never while a zone is made.
+pub struct ZoneCache<T> {
+    zones: Mutex<HashMap<Box<[u8]>, Arc<T>>>,
+    limit: usize,
+}
+
+impl<T> ZoneCache<T> {
+    pub fn new(limit: usize) -> Self {
+        ZoneCache { zones: Mutex::default(), limit }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<[u8]>, Arc<T>>> {
+        self.zones.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn get(&self, name: &[u8]) -> Option<Arc<T>> {
+        self.lock().get(name).cloned()
+    }
+
+    /// The zone to use for `name`: one another thread kept meanwhile, else `zone`, kept
+    /// unless the cache is full.
+    pub fn keep(&self, name: &[u8], zone: Arc<T>) -> Arc<T> {
+        let mut zones = self.lock();
+        if let Some(existing) = zones.get(name) {
+            return existing.clone();
+        }
+        if zones.len() < self.limit {
+            zones.insert(name.into(), zone.clone());
+        }
+        zone
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zone_cache_keeps_the_first_zone_and_at_most_its_limit() {
+        let cache = ZoneCache::new(2);
+        assert!(cache.get(b"UTC").is_none());
+        assert_eq!(*cache.keep(b"UTC", Arc::new(1)), 1);
+        assert_eq!(*cache.keep(b"UTC", Arc::new(2)), 1, "the zone kept first stays");
+        assert_eq!(*cache.keep(b"EST", Arc::new(3)), 3);
+        assert_eq!(*cache.keep(b"utc", Arc::new(4)), 4, "full: used, not kept");
+        assert!(cache.get(b"utc").is_none());
+        assert_eq!(cache.get(b"UTC").as_deref(), Some(&1));
+    }
     use crate::out::Out;
 
     fn dt(year: i32, month: u8, day: u8, hour: u8, minute: u8, second: u8, microsecond: u32) -> DateTime {

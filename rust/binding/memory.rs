@@ -8,8 +8,7 @@ use pyo3::types::{PyList, PySet, PyString};
 
 use super::cache::{self, Cache, Entry, Inputs};
 use super::inputs;
-use super::strings::{native_of, render_str, render_strs, to_py_str, Strings};
-use crate::fingerprint::fingerprint_native;
+use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
 use crate::git_memory;
 use crate::memory;
 use crate::model::CompileInput;
@@ -28,10 +27,7 @@ pub struct Detail {
 }
 
 impl Detail {
-    /// The fingerprint of `text`, read in its own width, and its sections.
-    fn of(text: &Bound<'_, PyString>, sections: &[Section]) -> Self {
-        // SAFETY: `text` is a live str for the whole call.
-        let fingerprint = fingerprint_native(unsafe { native_of(text.as_ptr()) });
+    fn of(fingerprint: u128, sections: &[Section]) -> Self {
         Detail { fingerprint, sections: sections.iter().map(|s| (s.name, s.start, s.end)).collect() }
     }
 }
@@ -111,8 +107,12 @@ fn compile<'py>(
             return Ok(done(found));
         }
     }
-    let (text, sections) = render_str(py, &input)?;
-    let found = detail.then(|| Detail::of(&text, &sections));
+    let (text, found) = if detail {
+        let (text, sections, fingerprint) = render_str_hashed(py, &input)?;
+        (text, Some(Detail::of(fingerprint, &sections)))
+    } else {
+        (render_str(py, &input)?.0, None)
+    };
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
         let git_enabled = given.git_enabled;

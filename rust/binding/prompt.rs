@@ -6,8 +6,7 @@
 //! `datetime` subclass, an aware datetime with no zone name given, a zone of a kind
 //! pytz does not build) is left to Python's own methods, so the result is the same.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use pyo3::exceptions::PyNotImplementedError;
 use pyo3::ffi;
@@ -25,7 +24,7 @@ use crate::model::{Chars, Int, Text};
 use crate::out::Out;
 use crate::system_message::{self, format_pieces, SystemMessage};
 use crate::text::Native;
-use crate::timestamp::{self, DateTime, Local, Zone};
+use crate::timestamp::{self, DateTime, Local, Zone, ZoneCache};
 
 /// What the binding needs from pytz, imported once.
 struct Pytz {
@@ -56,34 +55,20 @@ struct ZoneEntry {
     zone: Option<Zone>,
 }
 
-/// Zones by the exact name asked for. Only names pytz accepted are kept, and at most
-/// `MAX_ZONES` of them (case variants of valid names are unbounded).
-type ZoneCache = Mutex<HashMap<Box<[u8]>, Arc<ZoneEntry>>>;
-static ZONES: LazyLock<ZoneCache> = LazyLock::new(Default::default);
+/// Zones pytz gave, by the exact name asked for.
+static ZONES: LazyLock<ZoneCache<ZoneEntry>> = LazyLock::new(|| ZoneCache::new(MAX_ZONES));
 const MAX_ZONES: usize = 4096;
-
-fn cached_zone(name: &[u8]) -> Option<Arc<ZoneEntry>> {
-    ZONES.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
-}
 
 /// `pytz.timezone(name)` with its tables, from the cache when possible. The lock is never
 /// held while Python runs.
 fn zone_entry(py: Python<'_>, name: &Bound<'_, PyString>, key: &[u8]) -> PyResult<Arc<ZoneEntry>> {
-    if let Some(entry) = cached_zone(key) {
+    if let Some(entry) = ZONES.get(key) {
         return Ok(entry);
     }
     let pytz = pytz(py)?;
     let tz = pytz.timezone.bind(py).call1((name,))?;
     let zone = read_zone(pytz, &tz).unwrap_or(None);
-    let entry = Arc::new(ZoneEntry { tz: tz.unbind(), zone });
-    let mut zones = ZONES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(existing) = zones.get(key) {
-        return Ok(existing.clone());
-    }
-    if zones.len() < MAX_ZONES {
-        zones.insert(key.into(), entry.clone());
-    }
-    Ok(entry)
+    Ok(ZONES.keep(key, Arc::new(ZoneEntry { tz: tz.unbind(), zone })))
 }
 
 /// A name pytz gives, when `strftime` prints it unchanged: printable ASCII.

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyString};
 use crate::model::{Int, Text};
 use crate::out::{Count, Render, Section, UnitsMut, Wide};
 use crate::text::{Class, Native, Units};
+use crate::trace::Trace;
 
 /// Keeps alive every Python object whose bytes a renderer borrows, and records every
 /// field value read, so that a later call can tell whether any input changed.
@@ -27,26 +28,11 @@ pub struct Strings<'py> {
     immutable: Cell<bool>,
 }
 
-/// What was read, in order: the value objects, and where attributes were missing or lists ended.
+/// What was read: its identity trace, and the objects themselves, held so that their ids stay theirs.
 #[derive(Default)]
 pub struct Reads {
-    pub values: Vec<Py<PyAny>>,
-    pub marks: Vec<Mark>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    Missing(usize),
-    ListEnd(usize),
-}
-
-impl Reads {
-    /// The same objects (by identity) read in the same shape.
-    pub fn same_as(&self, other: &Reads) -> bool {
-        self.marks == other.marks
-            && self.values.len() == other.values.len()
-            && self.values.iter().zip(&other.values).all(|(a, b)| a.as_ptr() == b.as_ptr())
-    }
+    pub trace: Trace,
+    held: Vec<Py<PyAny>>,
 }
 
 impl<'py> Strings<'py> {
@@ -76,12 +62,17 @@ impl<'py> Strings<'py> {
         if !immutable {
             self.immutable.set(false);
         }
-        self.read.borrow_mut().values.push(value.clone().unbind());
+        let mut read = self.read.borrow_mut();
+        read.trace.read(value.as_ptr() as usize);
+        read.held.push(value.clone().unbind());
     }
 
     /// Makes room for the reads of `fields` more field values, so that the records rarely grow.
     pub fn expect(&self, fields: usize) {
-        self.read.borrow_mut().values.reserve(fields);
+        let mut read = self.read.borrow_mut();
+        read.trace.reserve(fields);
+        read.held.reserve(fields);
+        drop(read);
         self.keep.borrow_mut().reserve(fields);
     }
 
@@ -101,11 +92,7 @@ impl<'py> Strings<'py> {
         let value = obj.getattr_opt(name)?;
         match &value {
             Some(v) => self.note(v),
-            None => {
-                let mut read = self.read.borrow_mut();
-                let at = read.values.len();
-                read.marks.push(Mark::Missing(at));
-            }
+            None => self.read.borrow_mut().trace.missing(),
         }
         Ok(value)
     }
@@ -117,9 +104,7 @@ impl<'py> Strings<'py> {
 
     /// Records the end of a list of inputs.
     pub fn list_end(&self) {
-        let mut read = self.read.borrow_mut();
-        let at = read.values.len();
-        read.marks.push(Mark::ListEnd(at));
+        self.read.borrow_mut().trace.list_end();
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -298,11 +283,35 @@ pub fn render_str<'py, R: Render + Sync + ?Sized>(
     py: Python<'py>,
     r: &R,
 ) -> PyResult<(Bound<'py, PyString>, Vec<Section>)> {
+    let (s, sections, _) = render(py, r, false)?;
+    Ok((s, sections))
+}
+
+/// `render_str`, with the output's fingerprint streamed while it is written.
+pub fn render_str_hashed<'py, R: Render + Sync + ?Sized>(
+    py: Python<'py>,
+    r: &R,
+) -> PyResult<(Bound<'py, PyString>, Vec<Section>, u128)> {
+    render(py, r, true)
+}
+
+fn render<'py, R: Render + Sync + ?Sized>(
+    py: Python<'py>,
+    r: &R,
+    hashed: bool,
+) -> PyResult<(Bound<'py, PyString>, Vec<Section>, u128)> {
     let count = Count::of(r).map_err(super::to_py_err)?;
     let (s, units) = new_str(py, count)?;
-    let write = move || Wide::write(r, units);
-    let sections = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
-    Ok((s, sections.map_err(super::to_py_err)?))
+    let write = move || {
+        if hashed {
+            Wide::write_hashed(r, units)
+        } else {
+            Wide::write(r, units).map(|sections| (sections, 0))
+        }
+    };
+    let written = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
+    let (sections, fingerprint) = written.map_err(super::to_py_err)?;
+    Ok((s, sections, fingerprint))
 }
 
 /// Measures, allocates and writes many renders: measuring and writing on Rust threads

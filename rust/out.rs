@@ -167,6 +167,12 @@ impl Sink for Count {
         self.chars = self.chars.saturating_add(text.len());
     }
 
+    fn int(&mut self, n: i64) {
+        // The digits of `n` (and its sign), counted without writing them.
+        let digits = n.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+        self.chars = self.chars.saturating_add(digits + usize::from(n < 0));
+    }
+
     fn spaces(&mut self, n: usize) {
         self.chars = self.chars.saturating_add(n);
     }
@@ -503,6 +509,11 @@ mod tests {
         let mut out = Out::default();
         w!(&mut out, 0usize, " ", Int::Small(-42), " ", Int::Small(i64::MIN));
         assert_eq!(out.buf, b"0 -42 -9223372036854775808");
+        for n in [0, 9, 10, 99, 100, -1, -10, i64::MAX, i64::MIN] {
+            let mut count = Count::default();
+            count.int(n);
+            assert_eq!(count.chars, n.to_string().len(), "{n}");
+        }
     }
 
     /// Text and natives mixed: every sink agrees, and the final width is the exact class.

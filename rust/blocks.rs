@@ -1,8 +1,7 @@
 //! `<memory_blocks>`: the plain form.
 
 use crate::model::Block;
-use crate::out::Out;
-use crate::text::char_len;
+use crate::out::Sink;
 use crate::w;
 
 pub const HEADER: &str =
@@ -19,16 +18,16 @@ pub fn tag<'b>(block: &'b Block) -> &'b [u8] {
 }
 
 /// The `<metadata>` element shared by both forms of `<memory_blocks>`.
-pub fn metadata(out: &mut Out, block: &Block) {
+pub fn metadata(out: &mut impl Sink, block: &Block) {
     w!(out, "<metadata>");
     if block.read_only {
         w!(out, "\n- read_only=true");
     }
-    w!(out, "\n- chars_current=", char_len(&block.value), "\n- chars_limit=", block.limit, "\n</metadata>\n");
+    w!(out, "\n- chars_current=", block.value.char_len(), "\n- chars_limit=", block.limit, "\n</metadata>\n");
 }
 
 /// Nothing at all when there are no blocks.
-pub fn render(out: &mut Out, blocks: &[Block]) {
+pub fn render(out: &mut impl Sink, blocks: &[Block]) {
     if blocks.is_empty() {
         return;
     }
@@ -49,13 +48,14 @@ pub fn render(out: &mut Out, blocks: &[Block]) {
 mod tests {
     use super::*;
     use crate::model::Int;
-    use std::borrow::Cow;
+    use crate::model::Text;
+    use crate::out::Out;
 
     pub fn block<'a>(label: &'a str, value: &'a str) -> Block<'a> {
         Block {
-            label: Cow::Borrowed(label.as_bytes()),
-            value: Cow::Borrowed(value.as_bytes()),
-            description: Cow::Borrowed(b"d"),
+            label: Text::from(label.as_bytes()),
+            value: Text::from(value.as_bytes()),
+            description: Text::from(b"d"),
             limit: Int::Small(100),
             read_only: false,
         }

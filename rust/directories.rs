@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use crate::blocks::metadata;
 use crate::model::{Block, CompileInput, FileBlock};
-use crate::out::Out;
+use crate::out::Sink;
 use crate::w;
 
 /// Letta's `fb.label or "file"`.
@@ -31,7 +31,7 @@ fn status(block: &Block) -> &'static str {
 }
 
 /// The common form of one file.
-fn file_common(out: &mut Out, block: &Block) {
+fn file_common(out: &mut impl Sink, block: &Block) {
     w!(out, "<file status=\"", status(block), "\" name=\"", file_label(block), "\">\n");
     if !block.description.is_empty() {
         w!(out, "<description>\n", block.description, "\n</description>\n");
@@ -44,7 +44,7 @@ fn file_common(out: &mut Out, block: &Block) {
 }
 
 /// The react form of one file.
-fn file_react(out: &mut Out, block: &Block) {
+fn file_react(out: &mut impl Sink, block: &Block) {
     let label = file_label(block);
     w!(out, "<file status=\"", status(block), "\">\n<", label, ">\n");
     w!(out, "<description>\n", block.description, "\n</description>\n");
@@ -67,7 +67,7 @@ fn files_by_source<'i, 'a>(file_blocks: &'i [FileBlock<'a>]) -> HashMap<&'i [u8]
 }
 
 /// `_render_directories_common` (or `_render_directories_react` when `react`).
-pub fn render(out: &mut Out, input: &CompileInput, react: bool) {
+pub fn render(out: &mut impl Sink, input: &CompileInput, react: bool) {
     w!(out, "\n\n<directories>\n");
     if let Some(max) = &input.max_files_open {
         let open = input.file_blocks.iter().filter(|fb| !fb.block.value.is_empty()).count();
@@ -109,11 +109,11 @@ pub fn render(out: &mut Out, input: &CompileInput, react: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Int, Source};
-    use std::borrow::Cow;
+    use crate::model::{Int, Source, Text};
+    use crate::out::Out;
 
-    fn text(s: &str) -> Cow<'_, [u8]> {
-        Cow::Borrowed(s.as_bytes())
+    fn text(s: &str) -> Text<'_> {
+        Text::from(s.as_bytes())
     }
 
     fn source<'a>(id: Option<&'a str>, name: &'a str, description: &'a str, instructions: &'a str) -> Source<'a> {

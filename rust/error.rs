@@ -8,8 +8,6 @@ pub enum RenderError {
     Value(String),
     Overflow(String),
     NotImplemented(String),
-    /// `MemoryError`: the output is too large to allocate.
-    Memory,
 }
 
 pub type RenderResult<T = ()> = Result<T, RenderError>;

@@ -1,10 +1,10 @@
 //! Fingerprints (XXH3-128 of the surrogatepass UTF-8 bytes) and the exact parse of a
 //! stored system message, which together replace Letta's substring tests.
 
-use xxhash_rust::xxh3::xxh3_128;
+use xxhash_rust::xxh3::{xxh3_128, Xxh3Default};
 
-/// The placeholder Letta replaces with the memory section and metadata block.
-pub const PLACEHOLDER: &[u8] = b"{CORE_MEMORY}";
+use crate::system_message::{parts, Part};
+use crate::text::Native;
 
 /// Where the trailing metadata block starts inside the replaced text.
 pub const METADATA_START: &[u8] = b"\n\n<memory_metadata>";
@@ -14,56 +14,47 @@ pub fn fingerprint(text: &[u8]) -> u128 {
     xxh3_128(text)
 }
 
-fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    memchr::memmem::find(haystack.get(from..)?, needle).map(|i| i + from)
-}
-
-fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::rfind(haystack, needle)
-}
-
-/// The literal pieces of `template` around each `{CORE_MEMORY}` (Python's `str.split`), and
-/// the separator Letta puts before the placeholder it appends when the template has none.
-fn template_pieces(template: &[u8]) -> (Vec<&[u8]>, &'static [u8]) {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    while let Some(at) = find(template, PLACEHOLDER, start) {
-        pieces.push(&template[start..at]);
-        start = at + PLACEHOLDER.len();
-    }
-    pieces.push(&template[start..]);
-    if pieces.len() == 1 {
-        pieces.push(b"");
-        return (pieces, b"\n\n");
-    }
-    (pieces, b"")
+/// The same fingerprint of a `str` in its own width, streamed through a small
+/// encoding buffer: no UTF-8 copy of the text is made.
+pub fn fingerprint_native(text: Native<'_>) -> u128 {
+    let mut hasher = Xxh3Default::new();
+    let mut whole = None;
+    text.utf8_chunks(&mut [0u8; 4096], |chunk| {
+        if whole.is_none() && chunk.len() == text.len() {
+            // One chunk as long as the text: ASCII, hashed in one call.
+            whole = Some(xxh3_128(chunk));
+        } else {
+            hasher.update(chunk);
+        }
+    });
+    whole.unwrap_or_else(|| hasher.digest128())
 }
 
 /// The text that replaced every `{CORE_MEMORY}` in `message`, if `message` was built from
-/// `template`: the pieces must frame it and every occurrence must hold the same text.
+/// `template` (with the placeholder appended when it has none): the template's text must
+/// frame it and every occurrence must hold the same text.
 pub fn replaced_text<'m>(template: &[u8], message: &'m [u8]) -> Option<&'m [u8]> {
-    let (pieces, separator) = template_pieces(template);
-    let literal: usize = pieces.iter().map(|p| p.len()).sum::<usize>() + separator.len();
-    let slots = pieces.len() - 1;
+    let parts = parts(template, true);
+    let literal: usize = parts.iter().map(|p| if let Part::Template(t) = p { t.len() } else { 0 }).sum();
+    let slots = parts.iter().filter(|p| **p == Part::Memory).count();
     let filled = message.len().checked_sub(literal)?;
-    if filled % slots != 0 {
+    if slots == 0 || filled % slots != 0 {
         return None;
     }
     let width = filled / slots;
     let mut rest = message;
     let mut replaced: Option<&[u8]> = None;
-    for (i, piece) in pieces.iter().enumerate() {
-        rest = rest.strip_prefix(*piece)?;
-        if i == 0 {
-            rest = rest.strip_prefix(separator)?;
-        }
-        if i + 1 < pieces.len() {
-            let (text, after) = rest.split_at_checked(width)?;
-            if replaced.is_some_and(|r| r != text) {
-                return None;
+    for part in parts {
+        match part {
+            Part::Template(text) => rest = rest.strip_prefix(text)?,
+            Part::Memory => {
+                let (text, after) = rest.split_at_checked(width)?;
+                if replaced.is_some_and(|r| r != text) {
+                    return None;
+                }
+                replaced = Some(text);
+                rest = after;
             }
-            replaced = Some(text);
-            rest = after;
         }
     }
     replaced
@@ -72,7 +63,7 @@ pub fn replaced_text<'m>(template: &[u8], message: &'m [u8]) -> Option<&'m [u8]>
 /// The memory section of a stored message: the replaced text up to its last metadata block.
 pub fn stored_memory_section<'m>(template: &[u8], message: &'m [u8]) -> Option<&'m [u8]> {
     let replaced = replaced_text(template, message)?;
-    rfind(replaced, METADATA_START).map(|end| &replaced[..end])
+    memchr::memmem::rfind(replaced, METADATA_START).map(|end| &replaced[..end])
 }
 
 #[cfg(test)]
@@ -85,6 +76,29 @@ mod tests {
     fn fingerprint_is_xxh3_128() {
         // xxhash.xxh3_128_intdigest(b"") in Python.
         assert_eq!(fingerprint(b""), 0x99aa06d3014798d86001c324468d497f);
+    }
+
+    #[test]
+    fn native_fingerprint_is_the_utf8_one() {
+        use crate::text::{Class, Units};
+        let ascii = Native { units: Units::One(b"abc"), class: Class::Ascii };
+        assert_eq!(fingerprint_native(ascii), fingerprint(b"abc"));
+        let wide: Vec<u32> = "\u{e9}\u{1F600}x".chars().map(u32::from).cycle().take(5000).collect();
+        let text: String = wide.iter().map(|&c| char::from_u32(c).unwrap()).collect();
+        assert_eq!(
+            fingerprint_native(Native { units: Units::Four(&wide), class: Class::Ucs4 }),
+            fingerprint(text.as_bytes())
+        );
+        // ASCII runs long and short around UCS-2 and Latin-1 code points, across chunk ends.
+        let mixed: String =
+            (0..3000).map(|i| ["x", "\u{2192}", "\u{e9}", &"y".repeat(i % 37)][i % 4].to_string()).collect();
+        let units: Vec<u16> = mixed.chars().map(|c| c as u16).collect();
+        assert_eq!(
+            fingerprint_native(Native { units: Units::Two(&units), class: Class::Ucs2 }),
+            fingerprint(mixed.as_bytes())
+        );
+        let surrogate = Native { units: Units::Two(&[0xD800]), class: Class::Ucs2 };
+        assert_eq!(fingerprint_native(surrogate), fingerprint(&[0xED, 0xA0, 0x80]));
     }
 
     #[test]

@@ -13,10 +13,11 @@ use std::collections::hash_map::Entry as MapEntry;
 use std::collections::HashMap;
 
 use crate::error::{RenderError, RenderResult};
+use crate::file_tree::{Prefix, Row};
 use crate::model::Block;
-use crate::out::{Lines, Measured, Out, Sink};
+use crate::out::Sink;
 use crate::text::{path_parts, rstrip_newlines, strip};
-use crate::tree_view::support::{bucket, bucket_sort, indent, sort_head, FoldState, Row};
+use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::w;
 
 const SYSTEM_PREFIX: &[u8] = b"system/";
@@ -41,8 +42,7 @@ pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
 }
 
 /// Writes exactly what Letta writes. Exact unless `needs_reference_fallback(blocks)`.
-/// Output too large to allocate is `RenderError::Memory`, measured before the tags and tree are written.
-pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
+pub fn render(out: &mut impl Sink, blocks: &[Block]) -> RenderResult {
     let is_system = |b: &&Block| b.label.starts_with(SYSTEM_PREFIX);
     if !blocks.iter().any(|b| is_system(&b)) {
         return Ok(());
@@ -83,17 +83,6 @@ pub fn render(out: &mut Out, blocks: &[Block]) -> RenderResult {
     Ok(())
 }
 
-/// Two spaces per level.
-fn pad(out: &mut Out, depth: usize) {
-    const SPACES: &[u8] = &[b' '; 64];
-    let mut n = depth.saturating_mul(2);
-    while n > 0 {
-        let chunk = n.min(SPACES.len());
-        out.push(SPACES.get(..chunk).unwrap_or_default());
-        n -= chunk;
-    }
-}
-
 /// A block's path below `system/`: `parts[start..end]`.
 struct Path<'l, 'b> {
     /// The first bytes of the first part, to sort without comparing whole paths.
@@ -106,7 +95,7 @@ struct Path<'l, 'b> {
 /// The `system/` blocks other than the persona, as nested tags. A path that is
 /// both a block and a prefix of other paths is a tag holding the block's content
 /// and then the nested tags; of two blocks with the same path, the later one wins.
-fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Block<'b>>) -> RenderResult {
+fn render_nested<'l, 'b: 'l>(out: &mut impl Sink, blocks: impl Iterator<Item = &'l Block<'b>>) -> RenderResult {
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut paths: Vec<Path> = Vec::new();
     for block in blocks {
@@ -133,8 +122,8 @@ fn render_nested<'l, 'b: 'l>(out: &mut Out, blocks: impl Iterator<Item = &'l Blo
         shown.0.push(Shown { path, common, description, value });
         open = path;
     }
-    // Every level indents the lines below it, so the output can grow with the square of the input.
-    out.write_lines(&shown)
+    shown.write(out);
+    Ok(())
 }
 
 /// One line of the nested tags, indented two spaces per level of `depth`.
@@ -153,24 +142,9 @@ enum Tag<'p> {
     Value(&'p [u8]),
 }
 
-impl Measured for TagLine<'_> {
-    fn size(&self) -> usize {
-        let text = match self.tag {
-            Tag::Open(name) => "<".len() + name.len() + ">\n".len(),
-            Tag::Close(name) => "</".len() + name.len() + ">\n".len(),
-            Tag::Projection(path) => {
-                let names: usize = path.iter().map(|name| name.len()).sum();
-                let slashes = path.len().saturating_sub(1);
-                "  <projection>$MEMORY_DIR/system/".len() + names + slashes + ".md</projection>\n".len()
-            }
-            Tag::Description(text) => "  <description>".len() + text.len() + "</description>\n".len(),
-            Tag::Value(text) => "  ".len() + text.len() + "\n".len(),
-        };
-        2 * self.depth + text
-    }
-
-    fn write(&self, out: &mut Out) {
-        pad(out, self.depth);
+impl TagLine<'_> {
+    fn write(&self, out: &mut impl Sink) {
+        out.spaces(self.depth.saturating_mul(2));
         match self.tag {
             Tag::Open(name) => w!(out, "<", name, ">\n"),
             Tag::Close(name) => w!(out, "</", name, ">\n"),
@@ -202,21 +176,21 @@ struct Shown<'p> {
 /// The paths to draw, in order.
 struct NestedTags<'p>(Vec<Shown<'p>>);
 
-impl Lines for NestedTags<'_> {
-    fn each(&self, sink: &mut impl Sink) {
+impl NestedTags<'_> {
+    fn write(&self, sink: &mut impl Sink) {
         let mut open: &[&[u8]] = &[];
         for &Shown { path, common, description, value } in &self.0 {
             close(sink, open, common);
             for (depth, name) in path.iter().enumerate().skip(common) {
-                sink.line(&TagLine { depth, tag: Tag::Open(name) });
+                TagLine { depth, tag: Tag::Open(name) }.write(sink);
             }
             let depth = path.len().saturating_sub(1);
-            sink.line(&TagLine { depth, tag: Tag::Projection(path) });
+            TagLine { depth, tag: Tag::Projection(path) }.write(sink);
             if !description.is_empty() {
-                sink.line(&TagLine { depth, tag: Tag::Description(description) });
+                TagLine { depth, tag: Tag::Description(description) }.write(sink);
             }
             if !value.is_empty() {
-                sink.line(&TagLine { depth, tag: Tag::Value(value) });
+                TagLine { depth, tag: Tag::Value(value) }.write(sink);
             }
             open = path;
         }
@@ -227,7 +201,7 @@ impl Lines for NestedTags<'_> {
 /// Closes the tags `open[keep..]`, innermost first.
 fn close(sink: &mut impl Sink, open: &[&[u8]], keep: usize) {
     for (depth, name) in open.iter().enumerate().skip(keep).rev() {
-        sink.line(&TagLine { depth, tag: Tag::Close(name) });
+        TagLine { depth, tag: Tag::Close(name) }.write(sink);
     }
 }
 
@@ -296,7 +270,7 @@ struct Line<'b> {
 /// The file tree of the labels outside `system/` and `skills/`, built in raw-label
 /// order from the stripped labels. A file `x.md` replaces a directory of that name;
 /// a later label through that name fails as Letta's does.
-fn render_external(out: &mut Out, mut blocks: Vec<&Block>) -> RenderResult {
+fn render_external(out: &mut impl Sink, mut blocks: Vec<&Block>) -> RenderResult {
     blocks.sort_by(|a, b| a.label.cmp(&b.label));
 
     let mut tree: HashMap<(usize, Name), Node, FoldState> =
@@ -340,8 +314,8 @@ fn render_external(out: &mut Out, mut blocks: Vec<&Block>) -> RenderResult {
         .collect();
     let (lines, starts) =
         bucket_sort(&lines, 2 * dirs, |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp_bytes(&b.name)));
-    // Every level indents the lines below it, so the output can grow with the square of the input.
-    out.write_lines(&ExternalTree { lines, starts })
+    ExternalTree { lines, starts }.write(out);
+    Ok(())
 }
 
 /// Every directory's lines, as `bucket_sort` gave them.
@@ -350,27 +324,27 @@ struct ExternalTree<'b> {
     starts: Vec<usize>,
 }
 
-impl Lines for ExternalTree<'_> {
-    fn each(&self, sink: &mut impl Sink) {
+impl ExternalTree<'_> {
+    fn write(&self, sink: &mut impl Sink) {
         let lines_of = |dir: usize| bucket(&self.lines, &self.starts, 2 * dir, 2 * dir + 2).iter();
-        let mut prefix: Vec<u8> = Vec::new();
-        // Each directory being listed: the rest of its lines, and the prefix length its lines use.
-        let mut stack = vec![(lines_of(0), 0)];
-        while let Some((rest, prefix_len)) = stack.last_mut() {
+        let mut prefix = Prefix::default();
+        // Each directory being listed: the rest of its lines, and the prefix its lines use.
+        let mut stack = vec![(lines_of(0), prefix.mark())];
+        while let Some((rest, mark)) = stack.last_mut() {
             let Some(line) = rest.next() else {
                 stack.pop();
                 continue;
             };
             let is_last = rest.len() == 0;
-            prefix.truncate(*prefix_len);
+            prefix.reset(*mark);
             let (name, suffix) = (line.name.stem, line.name.suffix());
             match line.node {
                 Node::Dir(sub) => {
-                    sink.line(&Row { prefix: &prefix, is_last, name, suffix, is_dir: true, note: b"" });
-                    prefix.extend_from_slice(indent(is_last));
-                    stack.push((lines_of(sub), prefix.len()));
+                    Row { prefix: &prefix, is_last, name, suffix, is_dir: true, note: b"" }.write(sink);
+                    prefix.indent(is_last);
+                    stack.push((lines_of(sub), prefix.mark()));
                 }
-                Node::File => sink.line(&Row { prefix: &prefix, is_last, name, suffix, is_dir: false, note: b"" }),
+                Node::File => Row { prefix: &prefix, is_last, name, suffix, is_dir: false, note: b"" }.write(sink),
             }
         }
     }
@@ -380,7 +354,8 @@ impl Lines for ExternalTree<'_> {
 mod tests {
     use super::*;
     use crate::model::Int;
-    use std::borrow::Cow;
+    use crate::model::Text;
+    use crate::out::Out;
 
     /// What every git-memory render starts with.
     macro_rules! reminder {
@@ -394,9 +369,9 @@ mod tests {
 
     fn block<'a>(label: &'a [u8], value: &'a [u8], description: &'a [u8]) -> Block<'a> {
         Block {
-            label: Cow::Borrowed(label),
-            value: Cow::Borrowed(value),
-            description: Cow::Borrowed(description),
+            label: Text::from(label),
+            value: Text::from(value),
+            description: Text::from(description),
             limit: Int::Small(100),
             read_only: false,
         }
@@ -809,11 +784,14 @@ mod tests {
     }
 
     #[test]
-    fn too_large_to_allocate_is_a_memory_error() {
-        // Half a million levels indent about 10^12 bytes: refused before any is written.
+    fn too_large_to_allocate_is_counted_without_writing() {
+        // Half a million levels indent about 10^11 code points: counted in linear time, so
+        // that the binding's allocation of the str fails (MemoryError) before anything is written.
         let deep = "a/".repeat(500_000);
         for label in [format!("system/{deep}z"), format!("{deep}z")] {
-            assert_eq!(git(&[("system/x", "", ""), (&label, "", "")]), Err(RenderError::Memory));
+            let mut count = crate::out::Count::default();
+            render(&mut count, &blocks(&[("system/x", "", ""), (&label, "", "")])).unwrap();
+            assert!(count.chars > 100_000_000_000, "{}", count.chars);
         }
     }
 

@@ -1,12 +1,14 @@
 //! memprompt: Letta 0.16.8's memory prompt, rendered byte for byte in Rust.
 //!
 //! One module per section renderer; `text` holds Python's string semantics,
-//! `fingerprint` the XXH3-128 fingerprints, `binding` the thin pyo3 layer.
+//! `fingerprint` the XXH3-128 fingerprints, `file_tree` the one tree drawer, `out` the
+//! sinks every renderer writes to, `binding` the thin pyo3 layer.
 
 pub mod batch;
 pub mod blocks;
 pub mod directories;
 pub mod error;
+pub mod file_tree;
 pub mod fingerprint;
 pub mod git_memory;
 pub mod line_numbered;
@@ -20,6 +22,7 @@ pub mod system_message;
 pub mod text;
 pub mod timestamp;
 pub mod tool_rules;
+pub mod trace;
 pub mod tree_view;
 
 mod binding;

@@ -2,15 +2,18 @@
 
 use crate::blocks::{metadata, tag, FOOTER, HEADER};
 use crate::model::Block;
-use crate::out::Out;
-use crate::text::lines;
+use crate::out::Sink;
+use crate::text::{Class, Native, Units};
 use crate::w;
 
 /// Letta's `CORE_MEMORY_LINE_NUMBER_WARNING`.
 pub const WARNING: &str = "# NOTE: Line numbers shown below (with arrows like '1\u{2192}') are to help during editing. Do NOT include line number prefixes in your memory edit tool calls.";
 
+/// `"→ "` after a line number, as the UCS-2 units the final `str` holds (no decoding per line).
+const ARROW: Native = Native { units: Units::Two(&[0x2192, 0x20]), class: Class::Ucs2 };
+
 /// Unlike the plain form, the wrapper is written even with no blocks.
-pub fn render(out: &mut Out, blocks: &[Block]) {
+pub fn render(out: &mut impl Sink, blocks: &[Block]) {
     w!(out, HEADER);
     for (i, block) in blocks.iter().enumerate() {
         let tag = tag(block);
@@ -18,8 +21,8 @@ pub fn render(out: &mut Out, blocks: &[Block]) {
         metadata(out, block);
         w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
         if !block.value.is_empty() {
-            for (n, line) in lines(&block.value).enumerate() {
-                w!(out, n + 1, "\u{2192} ", line, "\n");
+            for (n, line) in block.value.lines().enumerate() {
+                w!(out, n + 1, ARROW, line, "\n");
             }
         }
         w!(out, "</value>\n</", tag, ">\n");
@@ -34,14 +37,15 @@ pub fn render(out: &mut Out, blocks: &[Block]) {
 mod tests {
     use super::*;
     use crate::model::Int;
-    use std::borrow::Cow;
+    use crate::model::Text;
+    use crate::out::Out;
 
     #[test]
     fn numbers_every_line() {
         let b = Block {
-            label: Cow::Borrowed(b"persona"),
-            value: Cow::Borrowed(b"a\r\n\nb"),
-            description: Cow::Borrowed(b""),
+            label: Text::from(b"persona"),
+            value: Text::from(b"a\r\n\nb"),
+            description: Text::from(b""),
             limit: Int::Small(5),
             read_only: false,
         };

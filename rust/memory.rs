@@ -2,7 +2,7 @@
 
 use crate::error::RenderResult;
 use crate::model::CompileInput;
-use crate::out::Out;
+use crate::out::{Render, Sink};
 use crate::{blocks, directories, git_memory, line_numbered, tool_rules};
 
 /// The agent types whose memory Letta renders with line numbers for Anthropic models.
@@ -16,7 +16,7 @@ pub fn is_react(agent_type: &[u8]) -> bool {
     REACT_TYPES.contains(&agent_type)
 }
 
-pub fn compile(out: &mut Out, input: &CompileInput) -> RenderResult {
+pub fn compile(out: &mut impl Sink, input: &CompileInput) -> RenderResult {
     let agent_type: &[u8] = &input.agent_type;
     let react = is_react(agent_type);
     if !react {
@@ -44,4 +44,62 @@ pub fn compile(out: &mut Out, input: &CompileInput) -> RenderResult {
         out.section("directories", start);
     }
     Ok(())
+}
+
+impl Render for CompileInput<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        compile(out, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Block, Int, Text};
+    use crate::out::{Final, Out};
+
+    /// A block's text as the binding reads it from Python: with its own code units.
+    fn held(s: &str) -> Final {
+        Final::of(s.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn native_and_utf8_inputs_render_the_same_in_every_mode() {
+        let values = ["", "\n", "abc", "a\n\u{e9}\n", "\u{1F600}\nx\n\n", "\u{d7ff}\u{2192}\r\n\0"];
+        let finals: Vec<Final> = values.iter().map(|v| held(v)).collect();
+        fn block(value: Text<'_>) -> Block<'_> {
+            Block {
+                label: Text::from(b"human"),
+                value,
+                description: Text::from(b"d"),
+                limit: Int::Small(5),
+                read_only: false,
+            }
+        }
+        let utf8: Vec<Block> = values.iter().map(|v| block(Text::from(v.as_bytes()))).collect();
+        let native: Vec<Block> = values
+            .iter()
+            .zip(&finals)
+            .map(|(v, f)| Block { value: Text::with_native(v.as_bytes(), f.native()), ..block(Text::from(b"")) })
+            .collect();
+        for (agent_type, anthropic) in [(&b""[..], false), (b"letta_v1_agent", true)] {
+            for one in 0..values.len() {
+                fn input<'a>(blocks: &[Block<'a>], agent_type: &'a [u8], anthropic: bool) -> CompileInput<'a> {
+                    CompileInput {
+                        blocks: blocks.to_vec(),
+                        agent_type: Text::from(agent_type),
+                        anthropic,
+                        ..CompileInput::default()
+                    }
+                }
+                let (a, b) =
+                    (input(&utf8[one..=one], agent_type, anthropic), input(&native[one..=one], agent_type, anthropic));
+                let expected = Out::of(&a).unwrap();
+                assert_eq!(Out::of(&b).unwrap().buf, expected.buf, "{:?}", values[one]);
+                let fin = Final::of(&b).unwrap();
+                assert_eq!(fin.to_utf8(), expected.buf);
+                assert_eq!(fin.class, fin.exact_class(), "{:?}", values[one]);
+            }
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! `<memory_metadata>`: what the agent is told about its memory outside the prompt.
 
+use crate::error::RenderResult;
 use crate::model::{Int, Text};
-use crate::out::Out;
+use crate::out::{Render, Sink};
 use crate::w;
 
 /// The inputs of the block, already rendered as Letta's f-strings render them.
@@ -30,7 +31,7 @@ pub fn is_positive(n: &Int) -> bool {
 }
 
 /// The block, its lines joined by `"\n"`, with no newline before or after.
-pub fn render(out: &mut Out, m: &Metadata) {
+pub fn render(out: &mut impl Sink, m: &Metadata) {
     w!(
         out,
         "<memory_metadata>\n- AGENT_ID: ",
@@ -58,13 +59,21 @@ pub fn render(out: &mut Out, m: &Metadata) {
     w!(out, "\n</memory_metadata>");
 }
 
+impl Render for Metadata<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        render(out, self);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::borrow::Cow;
+    use crate::model::Text;
+    use crate::out::Out;
 
     fn t(s: &str) -> Text<'_> {
-        Cow::Borrowed(s.as_bytes())
+        Text::from(s.as_bytes())
     }
 
     fn show(m: &Metadata) -> String {

@@ -5,9 +5,82 @@
 //! renderer never sees a Python `None`.
 
 use std::borrow::Cow;
+use std::ops::Deref;
 
-/// A Python `str` as surrogatepass UTF-8: borrowed from the Python object when possible.
-pub type Text<'a> = Cow<'a, [u8]>;
+use crate::text::{self, Native};
+
+/// A Python `str` as the renderers read it: surrogatepass UTF-8, borrowed from the Python
+/// object when possible; and, when it came from Python, its own code units, which a
+/// renderer that writes the whole text copies as they are (see `out::Piece`).
+#[derive(Debug, Clone, Default)]
+pub struct Text<'a> {
+    utf8: Cow<'a, [u8]>,
+    native: Option<Native<'a>>,
+}
+
+impl<'a> Text<'a> {
+    /// A Python `str`: both forms of the same text.
+    pub fn with_native(utf8: &'a [u8], native: Native<'a>) -> Self {
+        Text { utf8: Cow::Borrowed(utf8), native: Some(native) }
+    }
+
+    /// Its own code units, when it came from Python.
+    pub fn native(&self) -> Option<Native<'a>> {
+        self.native
+    }
+
+    /// The lines, as Python's `s.split("\n")`: in the text's own width when it has one.
+    pub fn lines(&self) -> impl Iterator<Item = Chars<'_>> {
+        let (native, utf8) = match self.native {
+            Some(n) => (Some(n.lines().map(Chars::Native)), None),
+            None => (None, Some(text::lines(&self.utf8).map(Chars::Utf8))),
+        };
+        native.into_iter().flatten().chain(utf8.into_iter().flatten())
+    }
+
+    /// Number of code points, as Python's `len(str)`.
+    pub fn char_len(&self) -> usize {
+        self.native.map_or_else(|| text::char_len(&self.utf8), |n| n.len())
+    }
+}
+
+impl Deref for Text<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.utf8
+    }
+}
+
+impl PartialEq for Text<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.utf8 == other.utf8
+    }
+}
+
+impl<'a> From<&'a [u8]> for Text<'a> {
+    fn from(utf8: &'a [u8]) -> Self {
+        Text { utf8: Cow::Borrowed(utf8), native: None }
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for Text<'a> {
+    fn from(utf8: &'a [u8; N]) -> Self {
+        Text { utf8: Cow::Borrowed(utf8), native: None }
+    }
+}
+
+impl From<Vec<u8>> for Text<'_> {
+    fn from(utf8: Vec<u8>) -> Self {
+        Text { utf8: Cow::Owned(utf8), native: None }
+    }
+}
+
+impl<'a> From<Cow<'a, [u8]>> for Text<'a> {
+    fn from(utf8: Cow<'a, [u8]>) -> Self {
+        Text { utf8, native: None }
+    }
+}
 
 /// An integer field rendered with f-string semantics (`str(limit)`).
 #[derive(Debug, Clone, PartialEq)]
@@ -75,4 +148,12 @@ pub struct CompileInput<'a> {
     /// Empty when Python's `sources` was falsy.
     pub sources: Vec<Source<'a>>,
     pub max_files_open: Option<Int<'a>>,
+}
+
+/// Text a renderer copies without reading it: surrogatepass UTF-8, or a Python `str`
+/// in its own width (the memory section put into a system message, a variable's value).
+#[derive(Debug, Clone, Copy)]
+pub enum Chars<'a> {
+    Utf8(&'a [u8]),
+    Native(crate::text::Native<'a>),
 }

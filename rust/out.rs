@@ -1,9 +1,17 @@
-//! The output buffer every renderer writes into.
+//! Where rendered text goes. A renderer is written once, against `Sink`, and runs on
+//! the sink its caller picks (the shape of minijinja's `Output`): `Count` measures the
+//! exact length and width class of the output, `Wide` writes a `str`'s code units in
+//! place at that final width, and `Out` collects surrogatepass UTF-8 for Rust tests
+//! and fuzzing. No renderer computes its size by hand: `Count` runs the same code.
 
 use crate::error::{RenderError, RenderResult};
 use crate::model::Int;
+use xxhash_rust::xxh3::Xxh3Default;
 
-/// A named part of the output, in byte offsets: `<tool_usage_rules>` to `</tool_usage_rules>`.
+use crate::text::{self, Class, Native, Unit, Units};
+
+/// A named part of the output, in the sink's own unit (bytes for `Out`, code points
+/// for `Count` and `Wide`): `<tool_usage_rules>` to `</tool_usage_rules>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Section {
     pub name: &'static str,
@@ -11,54 +19,43 @@ pub struct Section {
     pub end: usize,
 }
 
-/// Rendered text as surrogatepass UTF-8 (see `text`), and where its sections are.
-#[derive(Debug, Default)]
-pub struct Out {
-    pub buf: Vec<u8>,
-    pub sections: Vec<Section>,
-}
+/// What a renderer writes to.
+pub trait Sink {
+    /// Writes text held as surrogatepass UTF-8 (see `text`).
+    fn push(&mut self, text: &[u8]);
+    /// Writes a Python `str`'s code units.
+    fn push_native(&mut self, text: Native<'_>);
+    /// Writes text known to be ASCII (literals, numbers): nothing to decode or scan.
+    fn push_ascii(&mut self, text: &[u8]) {
+        self.push(text);
+    }
+    /// How much is written so far, in the sink's unit.
+    fn len(&self) -> usize;
+    /// Records that section `name` runs from `start` to the end of what is written so far.
+    fn section(&mut self, _name: &'static str, _start: usize) {}
 
-impl Out {
-    pub fn with_capacity(n: usize) -> Self {
-        Out { buf: Vec::with_capacity(n), sections: Vec::new() }
+    fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
-    /// An empty buffer of at least `capacity` bytes, reusing `buf`'s allocation.
-    pub fn reusing(mut buf: Vec<u8>, capacity: usize) -> Self {
-        buf.clear();
-        buf.reserve(capacity);
-        Out { buf, sections: Vec::new() }
+    /// Writes a Python `str` given in both forms: its UTF-8 and its own code units.
+    fn push_both(&mut self, _utf8: &[u8], native: Native<'_>) {
+        self.push_native(native);
     }
 
-    /// Room for `additional` more bytes, or `MemoryError`: a failed allocation would abort the process.
-    pub fn try_reserve(&mut self, additional: usize) -> RenderResult {
-        self.buf.try_reserve(additional).map_err(|_| RenderError::Memory)
-    }
-
-    /// Writes `lines` once there is room for all of them, so that output growing faster
-    /// than its input fails as `MemoryError` instead of aborting.
-    pub fn write_lines(&mut self, lines: &impl Lines) -> RenderResult {
-        let mut size = Measure(0);
-        lines.each(&mut size);
-        self.try_reserve(size.0)?;
-        let start = self.len();
-        lines.each(self);
-        debug_assert_eq!(self.len() - start, size.0, "a line's size is what it writes");
-        Ok(())
-    }
-
-    /// Records that section `name` runs from byte `start` to the end of what is written so far.
-    pub fn section(&mut self, name: &'static str, start: usize) {
-        self.sections.push(Section { name, start, end: self.buf.len() });
-    }
-
-    #[inline]
-    pub fn push(&mut self, s: &[u8]) {
-        self.buf.extend_from_slice(s);
+    /// Writes `n` spaces; counting them costs nothing (indentation grows with the square of a depth).
+    fn spaces(&mut self, n: usize) {
+        const SPACES: &[u8] = &[b' '; 64];
+        let mut n = n;
+        while n > 0 {
+            let chunk = n.min(SPACES.len());
+            self.push(&SPACES[..chunk]);
+            n -= chunk;
+        }
     }
 
     /// Writes `n` in decimal, as Python's `str(int)`.
-    pub fn int(&mut self, n: i64) {
+    fn int(&mut self, n: i64) {
         let mut digits = [0u8; 20];
         let mut i = digits.len();
         let mut m = n.unsigned_abs();
@@ -71,63 +68,348 @@ impl Out {
             }
         }
         if n < 0 {
-            self.buf.push(b'-');
+            self.push_ascii(b"-");
         }
-        self.push(&digits[i..]);
+        self.push_ascii(&digits[i..]);
     }
 
-    pub fn usize(&mut self, n: usize) {
+    fn usize(&mut self, n: usize) {
         self.int(n as i64);
     }
 
-    pub fn num(&mut self, n: &Int) {
+    fn num(&mut self, n: &Int) {
         match n {
             Int::Small(v) => self.int(*v),
             Int::Rendered(t) => self.push(t),
         }
     }
+}
 
-    pub fn len(&self) -> usize {
-        self.buf.len()
+/// Something rendered: a section, a whole prompt. Rendering is deterministic, so the
+/// `Count` of one run is the size of the next.
+pub trait Render {
+    fn render(&self, out: &mut impl Sink) -> RenderResult;
+}
+
+/// Surrogatepass UTF-8, and where its sections are (byte offsets).
+#[derive(Debug, Default)]
+pub struct Out {
+    pub buf: Vec<u8>,
+    pub sections: Vec<Section>,
+}
+
+impl Out {
+    pub fn with_capacity(n: usize) -> Self {
+        Out { buf: Vec::with_capacity(n), sections: Vec::new() }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
-    }
-}
-
-/// A line of output that knows its size before it is written.
-pub trait Measured {
-    /// How many bytes `write` writes.
-    fn size(&self) -> usize;
-    fn write(&self, out: &mut Out);
-}
-
-/// Where lines go: into a count of their bytes, or into the output.
-pub trait Sink {
-    fn line(&mut self, line: &impl Measured);
-}
-
-/// The number of bytes of the lines given to it.
-struct Measure(usize);
-
-impl Sink for Measure {
-    #[inline]
-    fn line(&mut self, line: &impl Measured) {
-        self.0 = self.0.saturating_add(line.size());
+    /// What `r` renders, as UTF-8.
+    pub fn of(r: &(impl Render + ?Sized)) -> RenderResult<Self> {
+        let mut out = Out::default();
+        r.render(&mut out)?;
+        Ok(out)
     }
 }
 
 impl Sink for Out {
     #[inline]
-    fn line(&mut self, line: &impl Measured) {
-        line.write(self);
+    fn push(&mut self, text: &[u8]) {
+        self.buf.extend_from_slice(text);
+    }
+
+    fn push_native(&mut self, text: Native<'_>) {
+        text.utf8_chunks(&mut [0u8; 256], |chunk| self.buf.extend_from_slice(chunk));
+    }
+
+    fn push_both(&mut self, utf8: &[u8], _native: Native<'_>) {
+        self.buf.extend_from_slice(utf8);
+    }
+
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn section(&mut self, name: &'static str, start: usize) {
+        self.sections.push(Section { name, start, end: self.buf.len() });
     }
 }
 
-/// Output made of lines, given to a sink the same each time: measured, then written.
-pub trait Lines {
-    fn each(&self, sink: &mut impl Sink);
+/// The exact length (code points) and width class of what would be written.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub chars: usize,
+    pub class: Class,
+}
+
+impl Count {
+    /// What `r` renders, measured.
+    pub fn of(r: &(impl Render + ?Sized)) -> RenderResult<Self> {
+        let mut count = Count::default();
+        r.render(&mut count)?;
+        Ok(count)
+    }
+}
+
+impl Sink for Count {
+    #[inline]
+    fn push(&mut self, text: &[u8]) {
+        let (chars, class) = text::measure(text);
+        self.chars = self.chars.saturating_add(chars);
+        self.class = self.class.max(class);
+    }
+
+    fn push_native(&mut self, text: Native<'_>) {
+        self.chars = self.chars.saturating_add(text.len());
+        self.class = self.class.max(text.class);
+    }
+
+    fn push_ascii(&mut self, text: &[u8]) {
+        self.chars = self.chars.saturating_add(text.len());
+    }
+
+    fn int(&mut self, n: i64) {
+        // The digits of `n` (and its sign), counted without writing them.
+        let digits = n.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+        self.chars = self.chars.saturating_add(digits + usize::from(n < 0));
+    }
+
+    fn spaces(&mut self, n: usize) {
+        self.chars = self.chars.saturating_add(n);
+    }
+
+    fn len(&self) -> usize {
+        self.chars
+    }
+}
+
+/// The code units of a `str` being written, in its final width.
+#[derive(Debug)]
+pub enum UnitsMut<'a> {
+    One(&'a mut [u8]),
+    Two(&'a mut [u16]),
+    Four(&'a mut [u32]),
+}
+
+/// Writes code units in place into a `str` allocated at its final length and width.
+/// Text that does not fit (a count that was wrong) marks the output broken instead
+/// of writing past it, and `finish` reports it.
+/// With `hashing`, it also streams the output's surrogatepass UTF-8 into XXH3-128 (the
+/// fingerprint): text that came with its UTF-8 is hashed as it is, the rest is encoded
+/// through a small buffer; no UTF-8 copy of the output is made.
+pub struct Wide<'a> {
+    units: UnitsMut<'a>,
+    at: usize,
+    broken: bool,
+    hasher: Option<Box<Xxh3Default>>,
+    pub sections: Vec<Section>,
+}
+
+fn write_utf8<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
+    text::decode_into(text, dst.get_mut(at..)?)
+}
+
+fn write_ascii<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
+    U::copy_ascii(dst.get_mut(at..at.checked_add(text.len())?)?, text);
+    Some(text.len())
+}
+
+fn write_native<U: Unit>(dst: &mut [U], at: usize, text: Native<'_>) -> Option<usize> {
+    U::copy_units(dst.get_mut(at..)?, text.units)
+}
+
+impl<'a> Wide<'a> {
+    pub fn new(units: UnitsMut<'a>) -> Self {
+        Wide { units, at: 0, broken: false, hasher: None, sections: Vec::new() }
+    }
+
+    /// The same, also computing the output's fingerprint.
+    pub fn hashing(units: UnitsMut<'a>) -> Self {
+        Wide { hasher: Some(Box::default()), ..Wide::new(units) }
+    }
+
+    fn capacity(&self) -> usize {
+        match &self.units {
+            UnitsMut::One(u) => u.len(),
+            UnitsMut::Two(u) => u.len(),
+            UnitsMut::Four(u) => u.len(),
+        }
+    }
+
+    /// Renders `r` into `units`, which must be exactly as long as `r`'s `Count`.
+    pub fn write(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<Vec<Section>> {
+        let mut wide = Wide::new(units);
+        r.render(&mut wide)?;
+        wide.finish().map(|(sections, _)| sections)
+    }
+
+    /// The same, with the output's fingerprint (see `fingerprint`).
+    pub fn write_hashed(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<(Vec<Section>, u128)> {
+        let mut wide = Wide::hashing(units);
+        r.render(&mut wide)?;
+        let (sections, hash) = wide.finish()?;
+        Ok((sections, hash.unwrap_or_default()))
+    }
+
+    /// The sections (and fingerprint), once every unit was written and nothing more.
+    pub fn finish(self) -> RenderResult<(Vec<Section>, Option<u128>)> {
+        if self.broken || self.at != self.capacity() {
+            return Err(RenderError::Value("the output changed between measuring and writing it".into()));
+        }
+        Ok((self.sections, self.hasher.map(|h| h.digest128())))
+    }
+
+    fn hash(&mut self, utf8: &[u8]) {
+        if let Some(h) = &mut self.hasher {
+            h.update(utf8);
+        }
+    }
+
+    fn hash_native(&mut self, text: Native<'_>) {
+        if let Some(h) = &mut self.hasher {
+            text.utf8_chunks(&mut [0u8; 256], |chunk| h.update(chunk));
+        }
+    }
+
+    fn advance(&mut self, written: Option<usize>) {
+        match written {
+            Some(n) => self.at += n,
+            None => self.broken = true,
+        }
+    }
+}
+
+impl Sink for Wide<'_> {
+    #[inline]
+    fn push(&mut self, text: &[u8]) {
+        if self.broken {
+            return;
+        }
+        self.hash(text);
+        let at = self.at;
+        let written = match &mut self.units {
+            UnitsMut::One(u) => write_utf8(u, at, text),
+            UnitsMut::Two(u) => write_utf8(u, at, text),
+            UnitsMut::Four(u) => write_utf8(u, at, text),
+        };
+        self.advance(written);
+    }
+
+    fn push_native(&mut self, text: Native<'_>) {
+        self.hash_native(text);
+        self.push_units(text);
+    }
+
+    fn push_both(&mut self, utf8: &[u8], native: Native<'_>) {
+        self.hash(utf8);
+        self.push_units(native);
+    }
+
+    fn push_ascii(&mut self, text: &[u8]) {
+        if self.broken {
+            return;
+        }
+        self.hash(text);
+        let at = self.at;
+        let written = match &mut self.units {
+            UnitsMut::One(u) => write_ascii(u, at, text),
+            UnitsMut::Two(u) => write_ascii(u, at, text),
+            UnitsMut::Four(u) => write_ascii(u, at, text),
+        };
+        self.advance(written);
+    }
+
+    fn len(&self) -> usize {
+        self.at
+    }
+
+    fn section(&mut self, name: &'static str, start: usize) {
+        self.sections.push(Section { name, start, end: self.at });
+    }
+}
+
+impl Wide<'_> {
+    fn push_units(&mut self, text: Native<'_>) {
+        if self.broken {
+            return;
+        }
+        let at = self.at;
+        let written = match &mut self.units {
+            UnitsMut::One(u) => write_native(u, at, text),
+            UnitsMut::Two(u) => write_native(u, at, text),
+            UnitsMut::Four(u) => write_native(u, at, text),
+        };
+        self.advance(written);
+    }
+}
+
+/// A `str` built in Rust memory the way the binding builds one in Python's: measured,
+/// allocated at its class's width, written in place. Rust tests and fuzz targets check
+/// the final-width path with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnedUnits {
+    One(Vec<u8>),
+    Two(Vec<u16>),
+    Four(Vec<u32>),
+}
+
+/// The final-width output of a render: its units, class, sections (code points) and fingerprint.
+#[derive(Debug, Clone)]
+pub struct Final {
+    pub units: OwnedUnits,
+    pub class: Class,
+    pub sections: Vec<Section>,
+    pub fingerprint: u128,
+}
+
+impl Final {
+    pub fn of(r: &(impl Render + ?Sized)) -> RenderResult<Self> {
+        let count = Count::of(r)?;
+        let n = count.chars;
+        let mut units = match count.class {
+            Class::Ascii | Class::Latin1 => OwnedUnits::One(vec![0; n]),
+            Class::Ucs2 => OwnedUnits::Two(vec![0; n]),
+            Class::Ucs4 => OwnedUnits::Four(vec![0; n]),
+        };
+        let target = match &mut units {
+            OwnedUnits::One(u) => UnitsMut::One(u),
+            OwnedUnits::Two(u) => UnitsMut::Two(u),
+            OwnedUnits::Four(u) => UnitsMut::Four(u),
+        };
+        let (sections, fingerprint) = Wide::write_hashed(r, target)?;
+        Ok(Final { units, class: count.class, sections, fingerprint })
+    }
+
+    /// The units as a `Native` text, with the class the count gave.
+    pub fn native(&self) -> Native<'_> {
+        let units = match &self.units {
+            OwnedUnits::One(u) => Units::One(u),
+            OwnedUnits::Two(u) => Units::Two(u),
+            OwnedUnits::Four(u) => Units::Four(u),
+        };
+        Native { units, class: self.class }
+    }
+
+    /// The smallest class that holds every unit: what CPython requires the class to be.
+    pub fn exact_class(&self) -> Class {
+        let max = match &self.units {
+            OwnedUnits::One(u) => Unit::max_cp(u.as_slice()),
+            OwnedUnits::Two(u) => Unit::max_cp(u.as_slice()),
+            OwnedUnits::Four(u) => Unit::max_cp(u.as_slice()),
+        };
+        match max {
+            0..=0x7F => Class::Ascii,
+            0x80..=0xFF => Class::Latin1,
+            0x100..=0xFFFF => Class::Ucs2,
+            _ => Class::Ucs4,
+        }
+    }
+
+    /// The text as surrogatepass UTF-8.
+    pub fn to_utf8(&self) -> Vec<u8> {
+        let mut out = Out::default();
+        out.push_native(self.native());
+        out.buf
+    }
 }
 
 /// Writes each piece in order: `w!(out, "<", label, ">\n")` reads like the output.
@@ -140,41 +422,81 @@ macro_rules! w {
 
 /// What `w!` can write: literals, text, numbers.
 pub trait Piece {
-    fn write_to(&self, out: &mut Out);
+    fn write_to(&self, out: &mut impl Sink);
 }
 
 impl Piece for &str {
     #[inline]
-    fn write_to(&self, out: &mut Out) {
-        out.push(self.as_bytes());
+    fn write_to(&self, out: &mut impl Sink) {
+        if self.is_ascii() {
+            out.push_ascii(self.as_bytes());
+        } else {
+            out.push(self.as_bytes());
+        }
     }
 }
 
 impl Piece for &[u8] {
     #[inline]
-    fn write_to(&self, out: &mut Out) {
+    fn write_to(&self, out: &mut impl Sink) {
         out.push(self);
     }
 }
 
 impl Piece for std::borrow::Cow<'_, [u8]> {
     #[inline]
-    fn write_to(&self, out: &mut Out) {
+    fn write_to(&self, out: &mut impl Sink) {
         out.push(self);
+    }
+}
+
+/// A whole text: its own code units when it has them (copied as they are), else its UTF-8.
+impl Piece for crate::model::Text<'_> {
+    #[inline]
+    fn write_to(&self, out: &mut impl Sink) {
+        match self.native() {
+            Some(native) => out.push_both(self, native),
+            None => out.push(self),
+        }
+    }
+}
+
+impl Piece for Native<'_> {
+    #[inline]
+    fn write_to(&self, out: &mut impl Sink) {
+        out.push_native(*self);
     }
 }
 
 impl Piece for usize {
     #[inline]
-    fn write_to(&self, out: &mut Out) {
+    fn write_to(&self, out: &mut impl Sink) {
         out.usize(*self);
     }
 }
 
 impl Piece for Int<'_> {
     #[inline]
-    fn write_to(&self, out: &mut Out) {
+    fn write_to(&self, out: &mut impl Sink) {
         out.num(self);
+    }
+}
+
+impl Piece for crate::model::Chars<'_> {
+    #[inline]
+    fn write_to(&self, out: &mut impl Sink) {
+        match self {
+            crate::model::Chars::Utf8(text) => out.push(text),
+            crate::model::Chars::Native(text) => out.push_native(*text),
+        }
+    }
+}
+
+/// UTF-8 text renders as itself.
+impl Render for [u8] {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        out.push(self);
+        Ok(())
     }
 }
 
@@ -187,5 +509,51 @@ mod tests {
         let mut out = Out::default();
         w!(&mut out, 0usize, " ", Int::Small(-42), " ", Int::Small(i64::MIN));
         assert_eq!(out.buf, b"0 -42 -9223372036854775808");
+        for n in [0, 9, 10, 99, 100, -1, -10, i64::MAX, i64::MIN] {
+            let mut count = Count::default();
+            count.int(n);
+            assert_eq!(count.chars, n.to_string().len(), "{n}");
+        }
+    }
+
+    /// Text and natives mixed: every sink agrees, and the final width is the exact class.
+    struct Mixed<'a>(&'a [u8], Native<'a>);
+
+    impl Render for Mixed<'_> {
+        fn render(&self, out: &mut impl Sink) -> RenderResult {
+            let start = out.len();
+            w!(out, "<", self.0, ">", self.1, "\n");
+            out.section("all", start);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_sink_writes_the_same_text() {
+        let two = [0x2192u16, 0xD800];
+        let cases: [(&[u8], Native, Class); 4] = [
+            (b"ascii", Native { units: Units::One(b"x"), class: Class::Ascii }, Class::Ascii),
+            ("\u{e9}".as_bytes(), Native { units: Units::One(b"x"), class: Class::Ascii }, Class::Latin1),
+            (b"a", Native { units: Units::Two(&two), class: Class::Ucs2 }, Class::Ucs2),
+            ("\u{1F600}".as_bytes(), Native { units: Units::One(&[0xE9]), class: Class::Latin1 }, Class::Ucs4),
+        ];
+        for (utf8, native, class) in cases {
+            let r = Mixed(utf8, native);
+            let out = Out::of(&r).unwrap();
+            let fin = Final::of(&r).unwrap();
+            assert_eq!(fin.to_utf8(), out.buf);
+            assert_eq!((fin.class, fin.exact_class()), (class, class));
+            assert_eq!(fin.sections, vec![Section { name: "all", start: 0, end: text::char_len(&out.buf) }]);
+            assert_eq!(fin.fingerprint, crate::fingerprint::fingerprint(&out.buf));
+        }
+    }
+
+    #[test]
+    fn a_wrong_count_is_an_error_not_a_panic() {
+        let r = Mixed(b"abc", Native { units: Units::One(b""), class: Class::Ascii });
+        let mut short = [0u8; 3];
+        assert!(Wide::write(&r, UnitsMut::One(&mut short)).is_err());
+        let mut long = [0u8; 30];
+        assert!(Wide::write(&r, UnitsMut::One(&mut long)).is_err());
     }
 }

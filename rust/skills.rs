@@ -21,7 +21,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::error::{RenderError, RenderResult};
 use crate::model::{Block, ClientSkill};
-use crate::out::Out;
+use std::sync::OnceLock;
+
+use crate::file_tree::{Mark, Prefix};
+use crate::out::{Render, Sink};
 use crate::posix_path::{self, RelpathError};
 use crate::text::{first_line, path_parts, strip};
 use crate::w;
@@ -55,19 +58,33 @@ pub enum Rendered {
     NeedsCwd,
 }
 
-/// `compile_available_skills`: writes nothing when there is no skill.
+/// `compile_available_skills` as a `Render`: writes nothing when there is no skill.
 ///
-/// The rare location whose display depends on the current directory is
-/// resolved against this process's current directory, which is the one
-/// Python's `os.getcwd()` reads.
-pub fn render(out: &mut Out, blocks: &[Block], client_skills: &[ClientSkill]) -> RenderResult {
-    match render_with_cwd(out, blocks, client_skills, Cwd::Unknown)? {
-        Rendered::Done => Ok(()),
-        Rendered::NeedsCwd => match process_cwd() {
-            Ok(cwd) => render_with_cwd(out, blocks, client_skills, Cwd::Known(&cwd)).map(|_| ()),
-            // Python's os.getcwd() raises FileNotFoundError (an OSError) here.
-            Err(e) => Err(RenderError::Value(e)),
-        },
+/// The rare location whose display depends on the current directory is resolved
+/// against this process's current directory (the one Python's `os.getcwd()` reads),
+/// read once, so that measuring and writing see the same one.
+pub struct AvailableSkills<'a> {
+    pub blocks: &'a [Block<'a>],
+    pub client_skills: &'a [ClientSkill<'a>],
+    cwd: OnceLock<Result<Vec<u8>, String>>,
+}
+
+impl<'a> AvailableSkills<'a> {
+    pub fn new(blocks: &'a [Block<'a>], client_skills: &'a [ClientSkill<'a>]) -> Self {
+        AvailableSkills { blocks, client_skills, cwd: OnceLock::new() }
+    }
+}
+
+impl Render for AvailableSkills<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        match render_with_cwd(out, self.blocks, self.client_skills, Cwd::Unknown)? {
+            Rendered::Done => Ok(()),
+            Rendered::NeedsCwd => match self.cwd.get_or_init(process_cwd) {
+                Ok(cwd) => render_with_cwd(out, self.blocks, self.client_skills, Cwd::Known(cwd)).map(|_| ()),
+                // Python's os.getcwd() raises FileNotFoundError (an OSError) here.
+                Err(e) => Err(RenderError::Value(e.clone())),
+            },
+        }
     }
 }
 
@@ -110,7 +127,7 @@ fn default_location(name: &[u8]) -> Cow<'static, [u8]> {
 }
 
 /// The skill name of a block label, when the label names a top-level skill.
-fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
+pub fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
     let rest = label.strip_prefix(b"skills/")?;
     let mut parts = rest.split(|&b| b == b'/');
     let name = parts.next()?;
@@ -185,7 +202,7 @@ fn skill_root<'l>(name: &[u8], location: &'l [u8], cwd: Cwd) -> Result<(&'l [u8]
 ///
 /// On an error or `NeedsCwd`, `out` is left as it was.
 pub fn render_with_cwd(
-    out: &mut Out,
+    out: &mut impl Sink,
     blocks: &[Block],
     client_skills: &[ClientSkill],
     cwd: Cwd,
@@ -207,22 +224,18 @@ pub fn render_with_cwd(
     }
     placed.sort_by(|a, b| (a.root, &*a.rel).cmp(&(b.root, &*b.rel)));
 
-    let start = out.len();
+    // Every group's tree first: a path through a file fails before anything is written.
+    let mut trees = Vec::new();
+    for group in placed.chunk_by(|a, b| a.root == b.root) {
+        trees.push((group[0].root, Tree::build(group.iter().map(|p| (&*p.rel, p.desc)))?));
+    }
     w!(out, HEADER);
-    let mut groups = placed.chunk_by(|a, b| a.root == b.root).peekable();
-    while let Some(group) = groups.next() {
-        w!(out, group[0].root, "\n");
-        let tree = match Tree::build(group.iter().map(|p| (&*p.rel, p.desc))) {
-            Ok(tree) => tree,
-            Err(e) => {
-                out.buf.truncate(start);
-                return Err(e);
-            }
-        };
-        tree.render(out);
-        if groups.peek().is_some() {
+    for (i, (root, tree)) in trees.iter().enumerate() {
+        if i > 0 {
             w!(out, "\n");
         }
+        w!(out, *root, "\n");
+        tree.render(out);
     }
     w!(out, FOOTER);
     Ok(Rendered::Done)
@@ -236,11 +249,11 @@ struct Placed<'a> {
 }
 
 /// A directory being drawn: its entries in drawing order, the next one to
-/// draw, and the prefix length of its lines.
+/// draw, and the prefix of its lines.
 struct Frame<'a> {
     entries: Vec<(&'a [u8], Node<'a>)>,
     next: usize,
-    prefix_len: usize,
+    prefix: Mark,
 }
 
 /// A value in Letta's nested dict: a subdirectory, or a file's description.
@@ -292,24 +305,24 @@ impl<'a> Tree<'a> {
     }
 
     /// Directories first, then files, each sorted; drawn with an explicit stack.
-    fn render(&self, out: &mut Out) {
-        let mut prefix: Vec<u8> = Vec::new();
-        let mut stack = vec![self.frame(0, 0)];
+    fn render(&self, out: &mut impl Sink) {
+        let mut prefix = Prefix::default();
+        let mut stack = vec![self.frame(0, prefix.mark())];
         while let Some(frame) = stack.last_mut() {
             let Some(&(name, node)) = frame.entries.get(frame.next) else {
                 stack.pop();
                 continue;
             };
             frame.next += 1;
-            prefix.truncate(frame.prefix_len);
+            prefix.reset(frame.prefix);
             let is_last = frame.next == frame.entries.len();
-            let connector = if is_last { "└── " } else { "├── " };
-            w!(out, &prefix[..], connector, name);
+            prefix.row_start(out, is_last);
+            w!(out, name);
             match node {
                 Node::Dir(d) => {
                     w!(out, "/\n");
-                    prefix.extend_from_slice(if is_last { "    " } else { "│   " }.as_bytes());
-                    stack.push(self.frame(d, prefix.len()));
+                    prefix.indent(is_last);
+                    stack.push(self.frame(d, prefix.mark()));
                 }
                 Node::File(desc) => {
                     let desc = strip(desc);
@@ -322,24 +335,25 @@ impl<'a> Tree<'a> {
         }
     }
 
-    fn frame(&self, dir: usize, prefix_len: usize) -> Frame<'a> {
+    fn frame(&self, dir: usize, prefix: Mark) -> Frame<'a> {
         let entries = &self.dirs[dir];
         let dirs = entries.iter().filter(|(_, n)| matches!(n, Node::Dir(_)));
         let files = entries.iter().filter(|(_, n)| matches!(n, Node::File(_)));
-        Frame { entries: dirs.chain(files).map(|(&name, &node)| (name, node)).collect(), next: 0, prefix_len }
+        Frame { entries: dirs.chain(files).map(|(&name, &node)| (name, node)).collect(), next: 0, prefix }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Int;
+    use crate::model::{Int, Text};
+    use crate::out::Out;
 
     fn block<'a>(label: &'a str, description: &'a str) -> Block<'a> {
         Block {
-            label: Cow::Borrowed(label.as_bytes()),
-            value: Cow::Borrowed(b""),
-            description: Cow::Borrowed(description.as_bytes()),
+            label: Text::from(label.as_bytes()),
+            value: Text::from(b""),
+            description: Text::from(description.as_bytes()),
             limit: Int::Small(0),
             read_only: false,
         }
@@ -347,15 +361,15 @@ mod tests {
 
     fn client<'a>(name: &'a str, description: &'a str, location: &'a str) -> ClientSkill<'a> {
         ClientSkill {
-            name: Cow::Borrowed(name.as_bytes()),
-            description: Cow::Borrowed(description.as_bytes()),
-            location: Cow::Borrowed(location.as_bytes()),
+            name: Text::from(name.as_bytes()),
+            description: Text::from(description.as_bytes()),
+            location: Text::from(location.as_bytes()),
         }
     }
 
     fn rendered(blocks: &[Block], client_skills: &[ClientSkill]) -> RenderResult<String> {
         let mut out = Out::default();
-        render(&mut out, blocks, client_skills)?;
+        AvailableSkills::new(blocks, client_skills).render(&mut out)?;
         Ok(String::from_utf8(out.buf).unwrap())
     }
 
@@ -541,7 +555,7 @@ mod tests {
         let client_skills = [client("q", "file", "/r/x"), client("x", "dir", "/r/x/SKILL.md")];
         let mut out = Out::default();
         out.push(b"kept");
-        let err = render(&mut out, &[], &client_skills).unwrap_err();
+        let err = AvailableSkills::new(&[], &client_skills).render(&mut out).unwrap_err();
         assert_eq!(err, RenderError::Type("'str' object does not support item assignment".into()));
         assert_eq!(out.buf, b"kept");
     }

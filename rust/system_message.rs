@@ -2,54 +2,32 @@
 //! `{CORE_MEMORY}`, and Letta's `safe_format` for templates with variables.
 
 use std::borrow::Cow;
-use std::collections::TryReserveError;
 
-use crate::metadata::{self, Metadata};
-use crate::out::Out;
+use crate::error::RenderResult;
+use crate::model::Chars;
+use crate::out::{Out, Render, Sink};
+use crate::w;
 
 /// Where the memory goes in a template.
 pub const PLACEHOLDER: &[u8] = b"{CORE_MEMORY}";
 
-/// The index of the first `byte` in `hay`, testing eight bytes at a time.
-fn find_byte(hay: &[u8], byte: u8) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let pattern = ONES * u64::from(byte);
-    let mut chunks = hay.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        // A zero byte in `x` (a match) sets its high bit in `(x - ONES) & !x & HIGHS`.
-        let x = u64::from_le_bytes(word) ^ pattern;
-        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
-            return chunk.iter().position(|&b| b == byte).map(|i| offset + i);
-        }
-        offset += 8;
-    }
-    chunks.remainder().iter().position(|&b| b == byte).map(|i| offset + i)
-}
-
 /// The start of every occurrence of `needle` in `hay`, left to right, not overlapping
-/// (the occurrences `str.replace` replaces). `needle` must not be empty.
-fn occurrences<'h>(hay: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+/// (the occurrences `str.replace` and `str.split` find). `needle` must not be empty.
+pub fn occurrences<'h>(hay: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+    let finder = memchr::memmem::Finder::new(needle);
     let mut from = 0;
     std::iter::from_fn(move || {
-        let first = *needle.first()?;
-        while from + needle.len() <= hay.len() {
-            let start = from + find_byte(&hay[from..], first)?;
-            if hay[start..].starts_with(needle) {
-                from = start + needle.len();
-                return Some(start);
-            }
-            from = start + 1;
+        if needle.is_empty() {
+            return None;
         }
-        None
+        let start = from + finder.find(hay.get(from..)?)?;
+        from = start + needle.len();
+        Some(start)
     })
 }
 
 /// Python's `hay.replace(needle, with)` (`needle` not empty), written into `out`.
-fn replace_into(out: &mut Out, hay: &[u8], needle: &[u8], with: &[u8]) {
+fn replace_into(out: &mut impl Sink, hay: &[u8], needle: &[u8], with: &[u8]) {
     let mut copied = 0;
     for start in occurrences(hay, needle) {
         out.push(&hay[copied..start]);
@@ -87,38 +65,27 @@ pub fn parts(system_prompt: &[u8], append_if_missing: bool) -> Vec<Part<'_>> {
     parts
 }
 
-/// The whole system message (see `parts`). Fails only when the output cannot be
-/// allocated (Python's `MemoryError`).
-pub fn render(
-    system_prompt: &[u8],
-    memory: &[u8],
-    meta: &Metadata,
-    append_if_missing: bool,
-) -> Result<Out, TryReserveError> {
-    let mut block = Out::with_capacity(512);
-    metadata::render(&mut block, meta);
-    let parts = parts(system_prompt, append_if_missing);
-    let full_len = memory.len() + 2 + block.len();
-    let size = parts.iter().fold(0usize, |size, part| {
-        size.saturating_add(match part {
-            Part::Template(text) => text.len(),
-            Part::Memory => full_len,
-        })
-    });
-    // Room for everything, so that no push reallocates and a size too large fails here.
-    let mut out = Out::default();
-    out.buf.try_reserve_exact(size)?;
-    for part in parts {
-        match part {
-            Part::Template(text) => out.push(text),
-            Part::Memory => {
-                out.push(memory);
-                out.push(b"\n\n");
-                out.push(&block.buf);
+/// The whole system message (see `parts`): the memory, `"\n\n"` and the metadata block
+/// in place of each `{CORE_MEMORY}`. Both are rendered text (a `str` in Python): a million
+/// placeholders are counted without rendering the block a million times.
+pub struct SystemMessage<'a> {
+    pub template: &'a [u8],
+    pub memory: Chars<'a>,
+    /// The `<memory_metadata>` block (see `metadata::render`).
+    pub metadata: Chars<'a>,
+    pub append_if_missing: bool,
+}
+
+impl Render for SystemMessage<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        for part in parts(self.template, self.append_if_missing) {
+            match part {
+                Part::Template(text) => w!(out, text),
+                Part::Memory => w!(out, self.memory, "\n\n", self.metadata),
             }
         }
+        Ok(())
     }
-    Ok(out)
 }
 
 /// A piece of a parsed `format_map` template.
@@ -186,39 +153,58 @@ pub fn parse_simple(template: &[u8]) -> Option<Vec<Piece<'_>>> {
     Some(pieces)
 }
 
-/// `safe_format` with every value a string: `lookup(key)` is the value, `None` when the
-/// key is missing (then the field stays as `{key}`). `None` when `parse_simple` declines.
-pub fn safe_format<'v>(template: &[u8], lookup: impl Fn(&[u8]) -> Option<&'v [u8]>) -> Option<Out> {
-    let escaped = escape_empty_fields(template);
-    let pieces = parse_simple(&escaped)?;
-    let mut out = Out::with_capacity(escaped.len());
+/// What `safe_format` writes: its pieces in order.
+pub struct Formatted<'a>(pub Vec<Chars<'a>>);
+
+impl Render for Formatted<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        for piece in &self.0 {
+            w!(out, *piece);
+        }
+        Ok(())
+    }
+}
+
+/// The output of parsed `pieces`: `lookup(key)` is a field's value, `None` when the key is
+/// missing (then the field stays as `{key}`).
+pub fn format_pieces<'a, E>(
+    pieces: &[Piece<'a>],
+    mut lookup: impl FnMut(&'a [u8]) -> Result<Option<Chars<'a>>, E>,
+) -> Result<Formatted<'a>, E> {
+    let mut out = Vec::with_capacity(pieces.len());
     for piece in pieces {
-        match piece {
-            Piece::Literal(text) => out.push(text),
-            Piece::Field(key) => match lookup(key) {
+        match *piece {
+            Piece::Literal(text) => out.push(Chars::Utf8(text)),
+            Piece::Field(key) => match lookup(key)? {
                 Some(value) => out.push(value),
-                None => {
-                    out.push(b"{");
-                    out.push(key);
-                    out.push(b"}");
-                }
+                None => out.extend([Chars::Utf8(b"{"), Chars::Utf8(key), Chars::Utf8(b"}")]),
             },
         }
     }
-    Some(out)
+    Ok(Formatted(out))
+}
+
+/// `safe_format` with every value a string, as UTF-8. `None` when `parse_simple` declines.
+pub fn safe_format<'v>(template: &[u8], lookup: impl Fn(&[u8]) -> Option<&'v [u8]>) -> Option<Out> {
+    let escaped = escape_empty_fields(template);
+    let pieces = parse_simple(&escaped)?;
+    let formatted = format_pieces(&pieces, |key| Ok::<_, ()>(lookup(key).map(Chars::Utf8))).ok()?;
+    Out::of(&formatted).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metadata::Metadata;
     use crate::model::Int;
+    use crate::model::Text;
 
     fn meta() -> Metadata<'static> {
         Metadata {
-            agent_id: Cow::Borrowed(b"a"),
-            conversation_id: Cow::Borrowed(b"default"),
-            timestamp: Cow::Borrowed(b"5-01-01 12:00:00 AM "),
-            previous_message_count: Cow::Borrowed(b"0"),
+            agent_id: Text::from(b"a"),
+            conversation_id: Text::from(b"default"),
+            timestamp: Text::from(b"5-01-01 12:00:00 AM "),
+            previous_message_count: Text::from(b"0"),
             archival_memory_size: Some(Int::Small(0)),
             archive_tags: None,
         }
@@ -230,7 +216,14 @@ mod tests {
                         </memory_metadata>";
 
     fn system(template: &str, append: bool) -> String {
-        String::from_utf8(render(template.as_bytes(), b"MEM", &meta(), append).unwrap().buf).unwrap()
+        let meta = Out::of(&meta()).unwrap().buf;
+        let message = SystemMessage {
+            template: template.as_bytes(),
+            memory: Chars::Utf8(b"MEM"),
+            metadata: Chars::Utf8(&meta),
+            append_if_missing: append,
+        };
+        String::from_utf8(Out::of(&message).unwrap().buf).unwrap()
     }
 
     #[test]
@@ -247,25 +240,6 @@ mod tests {
         assert_eq!(system("{CORE_MEMORY}{CORE_MEMORY}", false), format!("{FULL}{FULL}"));
         assert_eq!(system("{{CORE_MEMORY}}", true), format!("{{{FULL}}}"));
         assert_eq!(system("{CORE_MEMORY}\n{CORE_MEMORY}x", true), format!("{FULL}\n{FULL}x"));
-    }
-
-    #[test]
-    fn find_byte_everywhere() {
-        for len in 0..40 {
-            for at in 0..len {
-                let mut hay = vec![b'x'; len];
-                hay[at] = b'{';
-                if at + 3 < len {
-                    hay[at + 3] = b'{';
-                }
-                assert_eq!(find_byte(&hay, b'{'), Some(at));
-                hay[at] = 0xFB; // differs from '{' (0x7B) only in the high bit
-                assert_ne!(find_byte(&hay, b'{'), Some(at));
-            }
-            assert_eq!(find_byte(&vec![b'z'; len], b'{'), None);
-        }
-        assert_eq!(find_byte(b"\x00\x01\x80\xff{", b'{'), Some(4));
-        assert_eq!(find_byte(b"\x7a\x7c\x7b", b'{'), Some(2));
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! Python `str` semantics on text held as UTF-8 with `surrogatepass`.
+//! Python `str` semantics, on text in two forms.
 //!
-//! Every Python string crosses the boundary as the bytes of
-//! `s.encode("utf-8", "surrogatepass")`: valid UTF-8, except that a lone
-//! surrogate is the 3-byte sequence `ED A0..BF xx`. Byte order of such text is
-//! code-point order, so `sorted()` is a byte sort.
+//! The renderers' text is the bytes of `s.encode("utf-8", "surrogatepass")`:
+//! valid UTF-8, except that a lone surrogate is the 3-byte sequence
+//! `ED A0..BF xx`. Byte order of such text is code-point order, so `sorted()`
+//! is a byte sort. A `Native` text is a Python `str`'s own code units (PEP 393:
+//! 1, 2 or 4 bytes a code point); the codecs here move between the two forms
+//! with every code point kept, surrogates and NUL included.
 
 /// Number of code points, as Python's `len(str)`.
 pub fn char_len(s: &[u8]) -> usize {
@@ -36,21 +38,6 @@ pub fn lines(s: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// Code-point offsets of the given byte offsets (each at a code-point boundary), in one pass.
-pub fn char_offsets(s: &[u8], byte_offsets: &[usize]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..byte_offsets.len()).collect();
-    order.sort_by_key(|&i| byte_offsets[i]);
-    let mut result = vec![0; byte_offsets.len()];
-    let (mut at, mut chars) = (0, 0);
-    for i in order {
-        let to = byte_offsets[i].min(s.len()).max(at);
-        chars += char_len(&s[at..to]);
-        at = to;
-        result[i] = chars;
-    }
-    result
-}
-
 /// True for every code point for which Python's `str.isspace()` is true.
 pub fn is_py_space(cp: u32) -> bool {
     matches!(
@@ -72,12 +59,13 @@ pub fn is_py_space(cp: u32) -> bool {
 /// The code point that starts at `s[0]` and its length in bytes.
 fn decode_first(s: &[u8]) -> (u32, usize) {
     let b0 = s[0] as u32;
-    let cont = |i: usize| (s[i] & 0x3F) as u32;
+    // Text is valid surrogatepass UTF-8; a truncated sequence reads as zero bits, never out of bounds.
+    let cont = |i: usize| s.get(i).map_or(0, |&b| (b & 0x3F) as u32);
     match b0 {
         0x00..=0x7F => (b0, 1),
-        0xC0..=0xDF => (((b0 & 0x1F) << 6) | cont(1), 2),
-        0xE0..=0xEF => (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3),
-        _ => (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4),
+        0xC0..=0xDF => (((b0 & 0x1F) << 6) | cont(1), 2.min(s.len())),
+        0xE0..=0xEF => (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3.min(s.len())),
+        _ => (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4.min(s.len())),
     }
 }
 
@@ -128,6 +116,317 @@ pub fn path_parts(s: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
     s.split(|&b| b == b'/').filter(|p| !p.is_empty())
 }
 
+/// The width class of a Python `str`: the smallest kind that holds its largest code point.
+/// CPython's strings are canonical, so two equal strings have the same class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Class {
+    #[default]
+    Ascii,
+    Latin1,
+    Ucs2,
+    Ucs4,
+}
+
+impl Class {
+    /// The `maxchar` to give `PyUnicode_New` for a string of this class.
+    pub fn max_char(self) -> u32 {
+        match self {
+            Class::Ascii => 0x7F,
+            Class::Latin1 => 0xFF,
+            Class::Ucs2 => 0xFFFF,
+            Class::Ucs4 => 0x10FFFF,
+        }
+    }
+
+    /// The class of surrogatepass UTF-8 whose largest byte is `max_byte`: the lead byte of
+    /// the largest code point decides (continuation bytes are below every multi-byte lead).
+    fn of_max_byte(max_byte: u8) -> Self {
+        match max_byte {
+            0x00..=0x7F => Class::Ascii,
+            0x80..=0xC3 => Class::Latin1,
+            0xC4..=0xEF => Class::Ucs2,
+            _ => Class::Ucs4,
+        }
+    }
+}
+
+/// Code points and width class of surrogatepass UTF-8, in one vectorisable pass.
+pub fn measure(s: &[u8]) -> (usize, Class) {
+    let (mut continuation, mut max) = (0usize, 0u8);
+    let mut chunks = s.chunks_exact(64);
+    for chunk in &mut chunks {
+        continuation += chunk.iter().map(|&b| u8::from(b & 0xC0 == 0x80)).sum::<u8>() as usize;
+        max = max.max(chunk.iter().fold(0, |m, &b| m.max(b)));
+    }
+    for &b in chunks.remainder() {
+        continuation += usize::from(b & 0xC0 == 0x80);
+        max = max.max(b);
+    }
+    (s.len() - continuation, Class::of_max_byte(max))
+}
+
+/// A Python `str`'s code units, borrowed in their own width, with the string's class.
+#[derive(Debug, Clone, Copy)]
+pub struct Native<'a> {
+    pub units: Units<'a>,
+    /// Exact for a whole `str` (canonical); for a part of one, at least its class.
+    pub class: Class,
+}
+
+/// Code units of one width: Latin-1 bytes, UCS-2 or UCS-4.
+#[derive(Debug, Clone, Copy)]
+pub enum Units<'a> {
+    One(&'a [u8]),
+    Two(&'a [u16]),
+    Four(&'a [u32]),
+}
+
+impl<'a> Native<'a> {
+    /// Number of code points, as Python's `len(str)`.
+    pub fn len(&self) -> usize {
+        match self.units {
+            Units::One(u) => u.len(),
+            Units::Two(u) => u.len(),
+            Units::Four(u) => u.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The lines of the text, as Python's `s.split("\n")`. Each keeps the whole text's class:
+    /// exact for the lines together (they hold every code point but the newlines).
+    pub fn lines(self) -> impl Iterator<Item = Native<'a>> {
+        let class = self.class;
+        let mut rest = Some(self.units);
+        std::iter::from_fn(move || {
+            let units = rest?;
+            let (line, after) = match units {
+                Units::One(u) => split_line(u, |u| memchr::memchr(b'\n', u)),
+                Units::Two(u) => split_line(u, |u| u.iter().position(|&c| c == 0x0A)),
+                Units::Four(u) => split_line(u, |u| u.iter().position(|&c| c == 0x0A)),
+            };
+            rest = after;
+            Some(Native { units: line, class })
+        })
+    }
+
+    /// The text as surrogatepass UTF-8, one chunk of at most `buf.len()` bytes at a time.
+    pub fn utf8_chunks(&self, buf: &mut [u8], mut each: impl FnMut(&[u8])) {
+        if let (Units::One(bytes), Class::Ascii) = (self.units, self.class) {
+            // ASCII is its own UTF-8.
+            return each(bytes);
+        }
+        match self.units {
+            Units::One(u) => encode_chunks(u, buf, each),
+            Units::Two(u) => encode_chunks(u, buf, each),
+            Units::Four(u) => encode_chunks(u, buf, each),
+        }
+    }
+}
+
+/// Encodes code units as surrogatepass UTF-8 into `buf` (at least 64 bytes), handing each
+/// full chunk to `each`. Runs of 16 ASCII units are narrowed at once (vectorised).
+fn encode_chunks<T: Copy + Into<u32>>(units: &[T], buf: &mut [u8], mut each: impl FnMut(&[u8])) {
+    const RUN: usize = 16;
+    debug_assert!(buf.len() >= 4 * RUN);
+    let (mut i, mut n) = (0, 0);
+    while i < units.len() {
+        if n + RUN > buf.len() {
+            each(&buf[..n]);
+            n = 0;
+        }
+        let run = &units[i..units.len().min(i + RUN)];
+        if run.iter().fold(0, |m, &u| m | u.into()) < 0x80 {
+            buf[n..n + run.len()].iter_mut().zip(run).for_each(|(b, &u)| *b = u.into() as u8);
+            (i, n) = (i + run.len(), n + run.len());
+            continue;
+        }
+        // Not all ASCII: one unit at a time, with room for four bytes each.
+        if n + 4 * RUN > buf.len() {
+            each(&buf[..n]);
+            n = 0;
+        }
+        for &u in run {
+            let cp = u.into();
+            if cp < 0x80 {
+                buf[n] = cp as u8;
+                n += 1;
+            } else {
+                n += encode(cp, &mut buf[n..]);
+            }
+        }
+        i += run.len();
+    }
+    if n > 0 {
+        each(&buf[..n]);
+    }
+}
+
+/// The line before the first newline (found by `find`), and the rest after it.
+fn split_line<'a, T>(units: &'a [T], find: impl Fn(&[T]) -> Option<usize>) -> (Units<'a>, Option<Units<'a>>)
+where
+    &'a [T]: Into<Units<'a>>,
+{
+    match find(units) {
+        Some(at) => (units[..at].into(), Some(units[at + 1..].into())),
+        None => (units.into(), None),
+    }
+}
+
+impl<'a> From<&'a [u8]> for Units<'a> {
+    fn from(u: &'a [u8]) -> Self {
+        Units::One(u)
+    }
+}
+
+impl<'a> From<&'a [u16]> for Units<'a> {
+    fn from(u: &'a [u16]) -> Self {
+        Units::Two(u)
+    }
+}
+
+impl<'a> From<&'a [u32]> for Units<'a> {
+    fn from(u: &'a [u32]) -> Self {
+        Units::Four(u)
+    }
+}
+
+/// Writes `cp` as UTF-8 (a surrogate as its 3-byte form) into `buf`; returns the bytes written.
+fn encode(cp: u32, buf: &mut [u8]) -> usize {
+    let bytes: &[u8] = match cp {
+        0..=0x7F => &[cp as u8],
+        0x80..=0x7FF => &[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8],
+        0x800..=0xFFFF => &[0xE0 | (cp >> 12) as u8, 0x80 | ((cp >> 6) & 0x3F) as u8, 0x80 | (cp & 0x3F) as u8],
+        _ => &[
+            0xF0 | (cp >> 18) as u8,
+            0x80 | ((cp >> 12) & 0x3F) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ],
+    };
+    buf[..bytes.len()].copy_from_slice(bytes);
+    bytes.len()
+}
+
+/// A code unit of a `str` of some width.
+pub trait Unit: Copy + Default {
+    /// `cp` as a unit, `None` when it does not fit this width.
+    fn from_cp(cp: u32) -> Option<Self>;
+    /// Copies ASCII bytes, one unit each.
+    fn copy_ascii(dst: &mut [Self], src: &[u8]);
+    /// The largest code point in `units`.
+    fn max_cp(units: &[Self]) -> u32;
+    /// Copies `src` into the start of `dst`, widening; the number copied, or `None` when
+    /// they do not fit (a wider source never fits: canonical output is at least as wide).
+    fn copy_units(dst: &mut [Self], src: Units<'_>) -> Option<usize>;
+}
+
+/// `src` widened into the start of `dst` (a loop the compiler vectorises).
+fn widen<S: Copy + Into<D>, D>(dst: &mut [D], src: &[S]) -> Option<usize> {
+    let dst = dst.get_mut(..src.len())?;
+    dst.iter_mut().zip(src).for_each(|(d, &s)| *d = s.into());
+    Some(src.len())
+}
+
+/// `src` copied into the start of `dst`.
+fn copy<T: Copy>(dst: &mut [T], src: &[T]) -> Option<usize> {
+    dst.get_mut(..src.len())?.copy_from_slice(src);
+    Some(src.len())
+}
+
+impl Unit for u8 {
+    fn from_cp(cp: u32) -> Option<Self> {
+        u8::try_from(cp).ok()
+    }
+    fn copy_ascii(dst: &mut [Self], src: &[u8]) {
+        dst.copy_from_slice(src);
+    }
+    fn max_cp(units: &[Self]) -> u32 {
+        units.iter().fold(0, |m, &c| m.max(c)).into()
+    }
+    fn copy_units(dst: &mut [Self], src: Units<'_>) -> Option<usize> {
+        match src {
+            Units::One(s) => copy(dst, s),
+            Units::Two(_) | Units::Four(_) => None,
+        }
+    }
+}
+
+impl Unit for u16 {
+    fn from_cp(cp: u32) -> Option<Self> {
+        u16::try_from(cp).ok()
+    }
+    fn copy_ascii(dst: &mut [Self], src: &[u8]) {
+        dst.iter_mut().zip(src).for_each(|(d, &s)| *d = s.into());
+    }
+    fn max_cp(units: &[Self]) -> u32 {
+        units.iter().fold(0, |m, &c| m.max(c)).into()
+    }
+    fn copy_units(dst: &mut [Self], src: Units<'_>) -> Option<usize> {
+        match src {
+            Units::One(s) => widen(dst, s),
+            Units::Two(s) => copy(dst, s),
+            Units::Four(_) => None,
+        }
+    }
+}
+
+impl Unit for u32 {
+    fn from_cp(cp: u32) -> Option<Self> {
+        Some(cp)
+    }
+    fn copy_ascii(dst: &mut [Self], src: &[u8]) {
+        dst.iter_mut().zip(src).for_each(|(d, &s)| *d = s.into());
+    }
+    fn max_cp(units: &[Self]) -> u32 {
+        units.iter().fold(0, |m, &c| m.max(c))
+    }
+    fn copy_units(dst: &mut [Self], src: Units<'_>) -> Option<usize> {
+        match src {
+            Units::One(s) => widen(dst, s),
+            Units::Two(s) => widen(dst, s),
+            Units::Four(s) => copy(dst, s),
+        }
+    }
+}
+
+/// The length of the ASCII run that starts `s`.
+fn ascii_prefix(s: &[u8]) -> usize {
+    let mut n = 0;
+    for chunk in s.chunks(16) {
+        if chunk.iter().fold(0, |m, &b| m | b) < 0x80 {
+            n += chunk.len();
+        } else {
+            return n + chunk.iter().position(|&b| b >= 0x80).unwrap_or(0);
+        }
+    }
+    n
+}
+
+/// Writes the code points of surrogatepass UTF-8 `src` into the start of `dst`; the
+/// number written, or `None` when they do not fit (in number or in width).
+pub fn decode_into<U: Unit>(src: &[u8], dst: &mut [U]) -> Option<usize> {
+    if src.is_ascii() {
+        U::copy_ascii(dst.get_mut(..src.len())?, src);
+        return Some(src.len());
+    }
+    let (mut i, mut o) = (0, 0);
+    while i < src.len() {
+        let run = ascii_prefix(&src[i..]);
+        if run > 0 {
+            U::copy_ascii(dst.get_mut(o..o + run)?, &src[i..i + run]);
+            (i, o) = (i + run, o + run);
+            continue;
+        }
+        let (cp, n) = decode_first(&src[i..]);
+        *dst.get_mut(o)? = U::from_cp(cp)?;
+        (i, o) = (i + n, o + 1);
+    }
+    Some(o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,12 +440,6 @@ mod tests {
         assert_eq!(char_len("a\u{e9}\u{1F600}".as_bytes()), 3);
         // A lone surrogate, as surrogatepass encodes it, is one code point.
         assert_eq!(char_len(&[b'a', 0xED, 0xA0, 0x80]), 2);
-    }
-
-    #[test]
-    fn offsets_in_code_points() {
-        let s = "a\u{e9}b\u{1F600}c".as_bytes();
-        assert_eq!(char_offsets(s, &[s.len(), 0, 3, 8]), vec![5, 0, 2, 4]);
     }
 
     #[test]
@@ -180,5 +473,44 @@ mod tests {
     fn path_parts_drop_empty() {
         let parts: Vec<&[u8]> = path_parts(b"/a//b/").collect();
         assert_eq!(parts, vec![&b"a"[..], &b"b"[..]]);
+    }
+
+    #[test]
+    fn measure_gives_length_and_exact_class() {
+        assert_eq!(measure(b""), (0, Class::Ascii));
+        assert_eq!(measure("a\u{7f}".as_bytes()), (2, Class::Ascii));
+        assert_eq!(measure("\u{80}".as_bytes()), (1, Class::Latin1));
+        assert_eq!(measure("\u{ff}x".as_bytes()), (2, Class::Latin1));
+        assert_eq!(measure("\u{100}".as_bytes()), (1, Class::Ucs2));
+        assert_eq!(measure(&[0xED, 0xA0, 0x80]), (1, Class::Ucs2));
+        assert_eq!(measure("\u{ffff}".as_bytes()), (1, Class::Ucs2));
+        assert_eq!(measure("\u{10000}".as_bytes()), (1, Class::Ucs4));
+        let long = "\u{e9}".repeat(100) + "\u{1F600}";
+        assert_eq!(measure(long.as_bytes()), (101, Class::Ucs4));
+    }
+
+    #[test]
+    fn decode_and_encode_round_trip_every_width() {
+        let text: Vec<u8> =
+            [&b"a\0"[..], "\u{e9}\u{2192}".as_bytes(), &[0xED, 0xB0, 0x80], "\u{1F600}".as_bytes()].concat();
+        let mut wide = [0u32; 8];
+        let n = decode_into(&text, &mut wide).unwrap();
+        assert_eq!(&wide[..n], &[0x61, 0, 0xE9, 0x2192, 0xDC00, 0x1F600]);
+        assert_eq!(decode_into(&text, &mut [0u16; 8]), None, "U+1F600 is no UCS-2 unit");
+        assert_eq!(decode_into(&text, &mut [0u32; 5]), None, "six code points need six units");
+        let native = Native { units: Units::Four(&wide[..n]), class: Class::Ucs4 };
+        let mut utf8 = Vec::new();
+        native.utf8_chunks(&mut [0u8; 64], |c| utf8.extend_from_slice(c));
+        assert_eq!(utf8, text);
+        let lines: Vec<usize> = native.lines().map(|l| l.len()).collect();
+        assert_eq!(lines, vec![6]);
+        let split = Native { units: Units::Two(&[0x61, 0x0A, 0x0A, 0x2192]), class: Class::Ucs2 };
+        let lines: Vec<usize> = split.lines().map(|l| l.len()).collect();
+        assert_eq!(lines, vec![1, 0, 1]);
+        let mut two = [0u16; 3];
+        assert_eq!(u16::copy_units(&mut two, Units::One(&[0x61, 0xFF])), Some(2));
+        assert_eq!(two, [0x61, 0xFF, 0]);
+        assert_eq!(u16::copy_units(&mut two, Units::Four(&[0x61])), None, "never narrowed");
+        assert_eq!(u8::copy_units(&mut [0u8; 1], Units::One(b"ab")), None, "does not fit");
     }
 }

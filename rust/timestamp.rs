@@ -3,10 +3,14 @@
 //!
 //! A datetime is its seven fields; arithmetic goes through a count of
 //! microseconds since 0001-01-01 00:00, which is exact over Python's whole
-//! range (years 1 to 9999) and orders like Python's naive comparison.
+//! range (years 1 to 9999) and orders like Python's naive comparison. Zones are
+//! kept by name in a `ZoneCache`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{RenderError, RenderResult};
-use crate::out::Out;
+use crate::out::Sink;
 
 /// The format Letta passes to `strftime`.
 pub const FORMAT: &str = "%Y-%m-%d %I:%M:%S %p %Z%z";
@@ -182,7 +186,7 @@ fn bisect_right(a: &[i64], x: i64) -> usize {
 }
 
 /// `n` in decimal with at least two digits, as C's `%02d`.
-fn two_digits(out: &mut Out, n: i64) {
+fn two_digits(out: &mut impl Sink, n: i64) {
     if (0..10).contains(&n) {
         out.push(b"0");
     }
@@ -190,7 +194,7 @@ fn two_digits(out: &mut Out, n: i64) {
 }
 
 /// `%z`: `+HHMM`, `+HHMMSS` when there are seconds, `+HHMMSS.ffffff` when there are microseconds.
-pub fn write_offset(out: &mut Out, offset: i64) {
+pub fn write_offset(out: &mut impl Sink, offset: i64) {
     let sign: &[u8] = if offset < 0 { b"-" } else { b"+" };
     let abs = offset.unsigned_abs();
     let micros = (abs % 1_000_000) as i64;
@@ -215,7 +219,7 @@ pub fn write_offset(out: &mut Out, offset: i64) {
 
 /// `dt.strftime(FORMAT)`: `tzname` and `offset` are what `%Z` and `%z` print
 /// (`None` for a naive datetime, or when `tzname()` / `utcoffset()` return `None`).
-pub fn write(out: &mut Out, dt: &DateTime, tzname: Option<&[u8]>, offset: Option<i64>) {
+pub fn write(out: &mut impl Sink, dt: &DateTime, tzname: Option<&[u8]>, offset: Option<i64>) {
     // glibc's %Y does not pad: year 5 is "5".
     out.int(dt.year.into());
     out.push(b"-");
@@ -241,9 +245,57 @@ pub fn write(out: &mut Out, dt: &DateTime, tzname: Option<&[u8]>, offset: Option
     }
 }
 
+/// Zones by the exact name asked for, as the zone library gave them. Only names it
+/// accepted are kept, and at most `limit` of them (case variants of valid names are
+/// unbounded). The lock is held only to look up and to store, never while a zone is made.
+pub struct ZoneCache<T> {
+    zones: Mutex<HashMap<Box<[u8]>, Arc<T>>>,
+    limit: usize,
+}
+
+impl<T> ZoneCache<T> {
+    pub fn new(limit: usize) -> Self {
+        ZoneCache { zones: Mutex::default(), limit }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<[u8]>, Arc<T>>> {
+        self.zones.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn get(&self, name: &[u8]) -> Option<Arc<T>> {
+        self.lock().get(name).cloned()
+    }
+
+    /// The zone to use for `name`: one another thread kept meanwhile, else `zone`, kept
+    /// unless the cache is full.
+    pub fn keep(&self, name: &[u8], zone: Arc<T>) -> Arc<T> {
+        let mut zones = self.lock();
+        if let Some(existing) = zones.get(name) {
+            return existing.clone();
+        }
+        if zones.len() < self.limit {
+            zones.insert(name.into(), zone.clone());
+        }
+        zone
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zone_cache_keeps_the_first_zone_and_at_most_its_limit() {
+        let cache = ZoneCache::new(2);
+        assert!(cache.get(b"UTC").is_none());
+        assert_eq!(*cache.keep(b"UTC", Arc::new(1)), 1);
+        assert_eq!(*cache.keep(b"UTC", Arc::new(2)), 1, "the zone kept first stays");
+        assert_eq!(*cache.keep(b"EST", Arc::new(3)), 3);
+        assert_eq!(*cache.keep(b"utc", Arc::new(4)), 4, "full: used, not kept");
+        assert!(cache.get(b"utc").is_none());
+        assert_eq!(cache.get(b"UTC").as_deref(), Some(&1));
+    }
+    use crate::out::Out;
 
     fn dt(year: i32, month: u8, day: u8, hour: u8, minute: u8, second: u8, microsecond: u32) -> DateTime {
         DateTime { year, month, day, hour, minute, second, microsecond }

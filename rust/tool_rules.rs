@@ -7,13 +7,11 @@
 //! parent, terminal; input order within a group), skips empty texts, joins them
 //! with `"\n"` and drops NUL characters (Letta's `Block` validator does).
 
-use std::borrow::Cow;
-
 use crate::model::{Int, Text, ToolUsageRules};
-use crate::out::Out;
+use crate::out::{Out, Sink};
 use crate::w;
 
-pub fn render_section(out: &mut Out, rules: &ToolUsageRules) {
+pub fn render_section(out: &mut impl Sink, rules: &ToolUsageRules) {
     w!(out, "\n\n<tool_usage_rules>\n", rules.description, "\n\n", rules.value, "\n</tool_usage_rules>");
 }
 
@@ -151,7 +149,7 @@ impl Prompt<'_> {
     }
 }
 
-fn join_children(out: &mut Out, children: &[Text]) {
+fn join_children(out: &mut impl Sink, children: &[Text]) {
     for (i, child) in children.iter().enumerate() {
         if i > 0 {
             out.push(b", ");
@@ -161,7 +159,7 @@ fn join_children(out: &mut Out, children: &[Text]) {
 }
 
 /// Writes the rule's text, as its `render_prompt()` returns it; false for the types that have none.
-pub fn render_prompt(out: &mut Out, rule: &ToolRule) -> bool {
+pub fn render_prompt(out: &mut impl Sink, rule: &ToolRule) -> bool {
     let name: &[u8] = &rule.tool_name;
     match rule.kind {
         RuleKind::ContinueLoop => {
@@ -225,7 +223,7 @@ pub fn compile_tool_rule_prompts(prompts: &[Prompt]) -> Option<ToolUsageRules<'s
     let mut value = out.buf;
     // Letta's Block drops NUL characters from its value (surrogatepass UTF-8 has NUL only as 0x00).
     value.retain(|&b| b != 0);
-    Some(ToolUsageRules { description: Cow::Borrowed(DESCRIPTION.as_bytes()), value: Cow::Owned(value) })
+    Some(ToolUsageRules { description: Text::from(DESCRIPTION.as_bytes()), value: Text::from(value) })
 }
 
 #[cfg(test)]
@@ -237,13 +235,13 @@ mod tests {
     }
 
     fn value(prompts: &[Prompt]) -> Option<String> {
-        compile_tool_rule_prompts(prompts).map(|r| String::from_utf8(r.value.into_owned()).unwrap())
+        compile_tool_rule_prompts(prompts).map(|r| String::from_utf8(r.value.to_vec()).unwrap())
     }
 
     #[test]
     fn each_text() {
         let mut child = rule(RuleKind::ConstrainChildTools, "a");
-        child.children = vec![Cow::Borrowed(b"b"), Cow::Borrowed(b"c")];
+        child.children = vec![Text::from(b"b"), Text::from(b"c")];
         let mut parent = rule(RuleKind::ParentLastTool, "p");
         parent.children = child.children.clone();
         let mut max = rule(RuleKind::MaxCountPerStep, "m");
@@ -284,9 +282,9 @@ mod tests {
             Prompt::Rule(rule(RuleKind::ExitLoop, "t")),
             Prompt::Rule(rule(RuleKind::RequiredBeforeExit, "r")),
             Prompt::Rule(rule(RuleKind::Conditional, "c1")),
-            Prompt::Rendered { group: Group::Continue, text: Some(Cow::Borrowed(b"X")) },
+            Prompt::Rendered { group: Group::Continue, text: Some(Text::from(b"X")) },
             Prompt::Rule(rule(RuleKind::RunFirst, "i")),
-            Prompt::Rendered { group: Group::Parent, text: Some(Cow::Borrowed(b"")) },
+            Prompt::Rendered { group: Group::Parent, text: Some(Text::from(b"")) },
             Prompt::Rendered { group: Group::Parent, text: None },
             Prompt::Rule(rule(RuleKind::ContinueLoop, "k")),
             Prompt::Rule(rule(RuleKind::MaxCountPerStep, "m")),
@@ -310,7 +308,7 @@ mod tests {
             Prompt::Rule(rule(RuleKind::RunFirst, "i")),
             Prompt::Rule(rule(RuleKind::RequiredBeforeExit, "r")),
             Prompt::Rule(rule(RuleKind::RequiresApproval, "a")),
-            Prompt::Rendered { group: Group::Terminal, text: Some(Cow::Borrowed(b"")) },
+            Prompt::Rendered { group: Group::Terminal, text: Some(Text::from(b"")) },
         ];
         assert_eq!(value(&silent), None);
     }

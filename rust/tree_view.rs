@@ -12,10 +12,11 @@
 
 use std::collections::HashMap;
 
-use self::support::{bucket, bucket_sort, indent, sort_head, FoldState, Row};
+use self::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::error::RenderResult;
+use crate::file_tree::{Mark, Prefix, Row};
 use crate::model::Block;
-use crate::out::{Lines, Out, Sink};
+use crate::out::{Render, Sink};
 use crate::text::{first_line, path_parts};
 use crate::w;
 
@@ -179,7 +180,7 @@ fn skills<'a>(blocks: &'a [Block], dirs: &Dirs, listing: &Listing<'a>) -> Vec<(&
 /// A directory being listed: the rest of its lines, and how it is drawn.
 struct Frame<'l, 'b> {
     lines: std::slice::Iter<'l, Line<'b>>,
-    prefix_len: usize,
+    prefix: Mark,
     in_system: bool,
 }
 
@@ -192,11 +193,11 @@ struct Tree<'t> {
     skills: Vec<(&'t [u8], &'t [u8])>,
 }
 
-impl Lines for Tree<'_> {
-    fn each(&self, sink: &mut impl Sink) {
+impl Tree<'_> {
+    fn write(&self, sink: &mut impl Sink) {
         let Tree { blocks, dirs, listing, skills } = self;
-        let mut prefix: Vec<u8> = Vec::new();
-        let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix_len: 0, in_system: false }];
+        let mut prefix = Prefix::default();
+        let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix: Mark::default(), in_system: false }];
         while let Some(frame) = stack.last_mut() {
             let Some(line) = frame.lines.next() else {
                 stack.pop();
@@ -204,21 +205,21 @@ impl Lines for Tree<'_> {
             };
             let is_last = frame.lines.len() == 0;
             let in_system = frame.in_system;
-            prefix.truncate(frame.prefix_len);
+            prefix.reset(frame.prefix);
             let at_root = stack.len() == 1;
             match (line.is_file, line.entry) {
                 (false, Entry::Dir(sub)) => {
-                    sink.line(&Row { prefix: &prefix, is_last, name: line.name, suffix: b"", is_dir: true, note: b"" });
-                    prefix.extend_from_slice(indent(is_last));
+                    Row { prefix: &prefix, is_last, name: line.name, suffix: b"", is_dir: true, note: b"" }.write(sink);
+                    prefix.indent(is_last);
                     if at_root && line.name == SKILLS {
                         for (i, &(name, note)) in skills.iter().enumerate() {
                             let is_last = i + 1 == skills.len();
-                            sink.line(&Row { prefix: &prefix, is_last, name, suffix: b"", is_dir: false, note });
+                            Row { prefix: &prefix, is_last, name, suffix: b"", is_dir: false, note }.write(sink);
                         }
                     } else {
                         stack.push(Frame {
                             lines: listing.of(sub).iter(),
-                            prefix_len: prefix.len(),
+                            prefix: prefix.mark(),
                             in_system: in_system || line.name == SYSTEM,
                         });
                     }
@@ -229,7 +230,7 @@ impl Lines for Tree<'_> {
                         Entry::Dir(sub) => dirs.slot_block(sub),
                     };
                     let note = if in_system { &b""[..] } else { note(block.and_then(|b| blocks.get(b))) };
-                    sink.line(&Row { prefix: &prefix, is_last, name: line.name, suffix: b".md", is_dir: false, note });
+                    Row { prefix: &prefix, is_last, name: line.name, suffix: b".md", is_dir: false, note }.write(sink);
                 }
             }
         }
@@ -237,8 +238,7 @@ impl Lines for Tree<'_> {
 }
 
 /// Writes exactly what Letta writes: nothing when there are no blocks and no client skills.
-/// Output too large to allocate is `RenderError::Memory`, found before the tree is written.
-pub fn render(out: &mut Out, blocks: &[Block], has_client_skills: bool) -> RenderResult {
+pub fn render(out: &mut impl Sink, blocks: &[Block], has_client_skills: bool) -> RenderResult {
     if blocks.is_empty() && !has_client_skills {
         return Ok(());
     }
@@ -247,71 +247,29 @@ pub fn render(out: &mut Out, blocks: &[Block], has_client_skills: bool) -> Rende
     let skills = skills(blocks, &dirs, &listing);
 
     w!(out, "\n\n<memory_filesystem>\n");
-    // Every level indents the lines below it, so the output can grow with the square of the input.
-    out.write_lines(&Tree { blocks, dirs, listing, skills })?;
+    Tree { blocks, dirs, listing, skills }.write(out);
     w!(out, "</memory_filesystem>");
     Ok(())
 }
 
-/// What both label trees use (this one and `git_memory`'s external tree): their rows,
+/// The tree view of `blocks` as a `Render`.
+pub struct TreeView<'a> {
+    pub blocks: &'a [Block<'a>],
+    pub has_client_skills: bool,
+}
+
+impl Render for TreeView<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        render(out, self.blocks, self.has_client_skills)
+    }
+}
+
+/// What both label trees use (this one and `git_memory`'s external tree): their
 /// sort keys, a counting sort by directory, and a fast seeded hash for `(directory, name)` keys.
 pub(crate) mod support {
     use std::cmp::Ordering;
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
-
-    use crate::out::{Measured, Out};
-    use crate::w;
-
-    const TEE: &str = "├── ";
-    const ELBOW: &str = "└── ";
-    const PIPE: &str = "│   ";
-    const BLANK: &str = "    ";
-
-    /// One line of a file tree: the prefix drawn by the levels above, the connector, `name`
-    /// and `suffix`, `/` for a directory, ` (note)` unless `note` is empty, and a newline.
-    pub(crate) struct Row<'r> {
-        pub(crate) prefix: &'r [u8],
-        pub(crate) is_last: bool,
-        pub(crate) name: &'r [u8],
-        pub(crate) suffix: &'r [u8],
-        pub(crate) is_dir: bool,
-        pub(crate) note: &'r [u8],
-    }
-
-    impl Row<'_> {
-        fn connector(&self) -> &'static str {
-            if self.is_last {
-                ELBOW
-            } else {
-                TEE
-            }
-        }
-    }
-
-    impl Measured for Row<'_> {
-        fn size(&self) -> usize {
-            let slash = if self.is_dir { "/".len() } else { 0 };
-            let note = if self.note.is_empty() { 0 } else { " (".len() + self.note.len() + ")".len() };
-            self.prefix.len() + self.connector().len() + self.name.len() + self.suffix.len() + slash + note + "\n".len()
-        }
-
-        fn write(&self, out: &mut Out) {
-            w!(out, self.prefix, self.connector(), self.name, self.suffix);
-            if self.is_dir {
-                w!(out, "/");
-            }
-            if !self.note.is_empty() {
-                w!(out, " (", self.note, ")");
-            }
-            w!(out, "\n");
-        }
-    }
-
-    /// What a row adds to the prefix of the rows below it.
-    pub(crate) fn indent(is_last: bool) -> &'static [u8] {
-        if is_last { BLANK } else { PIPE }.as_bytes()
-    }
 
     /// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
     /// two names' heads differ, they order the names as a byte comparison would.
@@ -472,15 +430,15 @@ pub(crate) mod support {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::RenderError;
     use crate::model::Int;
-    use std::borrow::Cow;
+    use crate::model::Text;
+    use crate::out::Out;
 
     fn block<'a>(label: &'a [u8], description: &'a [u8]) -> Block<'a> {
         Block {
-            label: Cow::Borrowed(label),
-            value: Cow::Borrowed(b""),
-            description: Cow::Borrowed(description),
+            label: Text::from(label),
+            value: Text::from(b""),
+            description: Text::from(description),
             limit: Int::Small(100),
             read_only: false,
         }
@@ -797,10 +755,13 @@ mod tests {
     }
 
     #[test]
-    fn too_large_to_allocate_is_a_memory_error() {
-        // Half a million levels indent about 10^12 bytes: refused before any is written.
+    fn too_large_to_allocate_is_counted_without_writing() {
+        // Half a million levels indent about 10^12 code points: counted in linear time, so
+        // that the binding's allocation of the str fails (MemoryError) before anything is written.
         let label = format!("{}z", "a/".repeat(500_000));
-        assert_eq!(tree(&[(&label, "", "")], false), Err(RenderError::Memory));
+        let mut count = crate::out::Count::default();
+        render(&mut count, &[block(label.as_bytes(), b"")], false).unwrap();
+        assert!(count.chars > 100_000_000_000, "{}", count.chars);
     }
 
     #[test]

@@ -97,6 +97,12 @@ BLOCK_READERS = {
 }
 
 
+#: The readers of every field: the skills listing reads only labels and skill descriptions, the
+#: tree view only labels and descriptions (as Letta).
+FIELD_READERS = {name: reader for name, reader in BLOCK_READERS.items() if name != "compile_available_skills"}
+VALUE_READERS = {name: reader for name, reader in FIELD_READERS.items() if name != "render_memory_filesystem"}
+
+
 def bad_blocks(field, value, block_type=Block):
     """A good block, then a block whose ``field`` is ``value``, then another good one."""
     bad = block_type("text", "system/human", "about them", 500)
@@ -108,8 +114,12 @@ def block_message(kind, index, label, field, expected, type_name):
     return f"{kind} {index} ({label!r}): {field} must be {expected}, not {type_name}"
 
 
-@pytest.mark.parametrize("reader", sorted(BLOCK_READERS))
-@pytest.mark.parametrize("field", ["label", "value", "description"])
+@pytest.mark.parametrize(
+    ("reader", "field"),
+    [(reader, "label") for reader in sorted(BLOCK_READERS)]
+    + [(reader, "description") for reader in sorted(FIELD_READERS)]
+    + [(reader, "value") for reader in sorted(VALUE_READERS)],
+)
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
 def test_block_text_fields(reader, field, value, type_name):
     kwargs, call = BLOCK_READERS[reader]
@@ -123,16 +133,45 @@ def test_block_text_fields(reader, field, value, type_name):
     )
 
 
-@pytest.mark.parametrize("reader", sorted(BLOCK_READERS))
+@pytest.mark.parametrize("reader", sorted(VALUE_READERS))
 @pytest.mark.parametrize(("value", "type_name"), NOT_INT)
 def test_block_limit(reader, value, type_name):
-    kwargs, call = BLOCK_READERS[reader]
+    kwargs, call = VALUE_READERS[reader]
     blocks = bad_blocks("limit", value)
     assert_error(
         lambda: call(mp.Memory(blocks, **kwargs)),
         lambda: call(ref.Memory(blocks, **kwargs)),
         TypeError,
         block_message("block", 1, "system/human", "limit", "int or None", type_name),
+    )
+
+
+@pytest.mark.parametrize(("field", "value"), [("value", 5), ("description", 5), ("limit", "100")])
+def test_available_skills_read_no_field_letta_does_not(field, value):
+    """Letta's listing reads every label but a description only of the first block of each skill."""
+    blocks = bad_blocks(field, value) + [Block("v", "skills/x", "first"), Block(5, "skills/x", 7, "10")]
+    skills = [ClientSkill("s")]
+    expected = ref.Memory(blocks).compile_available_skills(skills)
+    assert mp.Memory(blocks).compile_available_skills(skills) == expected
+    assert "└── x/\n    └── SKILL.md (first)\n" in expected
+
+
+@pytest.mark.parametrize(("field", "value"), [("value", 5), ("limit", "100")])
+def test_tree_view_reads_no_value_or_limit(field, value):
+    blocks = bad_blocks(field, value)
+    expected = ref.Memory(blocks).render_memory_filesystem()
+    assert mp.Memory(blocks).render_memory_filesystem() == expected
+    assert "│   ├── human.md\n" in expected
+
+
+@pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
+def test_available_skills_check_a_skill_description(value, type_name):
+    blocks = [Block("v", "notes"), Block("v", "skills/x/SKILL", value)]
+    assert_error(
+        lambda: mp.Memory(blocks).compile_available_skills(),
+        lambda: ref.Memory(blocks).compile_available_skills(),
+        TypeError,
+        block_message("block", 1, "skills/x/SKILL", "description", "str or None", type_name),
     )
 
 

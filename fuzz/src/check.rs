@@ -1,8 +1,8 @@
 //! Invariants of rendered output that hold for every input: a failed check panics,
 //! which libFuzzer reports as a crash.
 
-use memprompt::out::Out;
-use memprompt::text::{char_len, char_offsets};
+use memprompt::out::{Final, Out, Render};
+use memprompt::text::char_len;
 
 /// The number of code points of `bytes` when they are UTF-8 with `surrogatepass` (what
 /// Python can decode back into a `str`): no overlong forms, nothing above U+10FFFF,
@@ -49,7 +49,7 @@ fn is_boundary(bytes: &[u8], at: usize) -> bool {
 }
 
 /// Every section lies inside the output, at code-point boundaries, from `<name>` to
-/// `</name>`; sections come in order and do not overlap; code-point offsets agree.
+/// `</name>`; sections come in order and do not overlap.
 pub fn sections(out: &Out) {
     let buf = &out.buf;
     let mut last_end = 0;
@@ -64,9 +64,20 @@ pub fn sections(out: &Out) {
         assert!(text.ends_with(close.as_bytes()), "section {} does not end with its tag", s.name);
         last_end = s.end;
     }
-    let offsets: Vec<usize> = out.sections.iter().flat_map(|s| [s.start, s.end]).collect();
-    let chars = char_offsets(buf, &offsets);
-    for (byte, char) in offsets.iter().zip(&chars).take(8) {
-        assert_eq!(char_len(&buf[..*byte]), *char, "char_offsets disagrees with char_len");
+}
+
+/// The final-width path (measured, allocated at its class's width, written in place, as the
+/// binding builds a `str`) gives the same text as the UTF-8 sink, at the exact width class
+/// CPython requires, with the same sections in code points.
+pub fn final_width(r: &(impl Render + ?Sized), utf8: &Out) {
+    let fin = Final::of(r).expect("what rendered once renders again");
+    assert_eq!(fin.to_utf8(), utf8.buf, "the final-width output is the UTF-8 output");
+    assert_eq!(fin.class, fin.exact_class(), "the counted class is the exact one");
+    assert_eq!(fin.fingerprint, memprompt::fingerprint::fingerprint(&utf8.buf), "the streamed fingerprint");
+    assert_eq!(fin.sections.len(), utf8.sections.len());
+    for (wide, bytes) in fin.sections.iter().zip(&utf8.sections) {
+        assert_eq!(wide.name, bytes.name);
+        assert_eq!(wide.start, char_len(&utf8.buf[..bytes.start]), "section {} start in code points", wide.name);
+        assert_eq!(wide.end, char_len(&utf8.buf[..bytes.end]), "section {} end in code points", wide.name);
     }
 }

@@ -143,8 +143,8 @@ impl Text {
         Ok(Text(buf))
     }
 
-    pub fn cow(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(&self.0)
+    pub fn cow(&self) -> memprompt::model::Text<'_> {
+        memprompt::model::Text::from(&self.0[..])
     }
 }
 
@@ -296,7 +296,7 @@ impl FInt {
     pub fn int(&self) -> Int<'_> {
         match self {
             FInt::Small(n) => Int::Small(*n),
-            FInt::Big(digits) => Int::Rendered(Cow::Borrowed(digits)),
+            FInt::Big(digits) => Int::Rendered(memprompt::model::Text::from(&digits[..])),
         }
     }
 }
@@ -508,7 +508,7 @@ impl FCompile {
                 .into_iter()
                 .map(|f| FileBlock { block: f.block.block(), source_id: f.source_id.as_ref().map(Text::cow) })
                 .collect(),
-            agent_type: Cow::Borrowed(self.agent_type.as_bytes()),
+            agent_type: memprompt::model::Text::from(self.agent_type.as_bytes()),
             anthropic: self.anthropic,
             git_enabled: self.git_enabled,
             tool_usage_rules: self

@@ -61,7 +61,6 @@ impl Json {
                     RenderError::Value(_) => "ValueError",
                     RenderError::Overflow(_) => "OverflowError",
                     RenderError::NotImplemented(_) => "NotImplementedError",
-                    RenderError::Memory => "MemoryError",
                 };
                 Json::Obj(vec![("error", Json::Str(kind.into()))])
             }

@@ -4,14 +4,18 @@
 use std::borrow::Cow;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use memprompt::fingerprint::{stored_memory_section, METADATA_START, PLACEHOLDER};
-use memprompt::metadata::{self, Metadata};
+use memprompt::error::RenderResult;
+use memprompt::fingerprint::{stored_memory_section, METADATA_START};
+use memprompt::metadata::Metadata;
 use memprompt::model::Text as TextCow;
-use memprompt::out::Out;
+use memprompt::model::{Block, Chars, ClientSkill};
+use memprompt::out::{Final, Out, Render, Sink};
 use memprompt::posix_path;
 use memprompt::skills::{self, Cwd, Rendered};
 use memprompt::timestamp::{self, DateTime, Local, Zone};
 use memprompt::tool_rules::{self, Group, Prompt, RuleKind, ToolRule};
+use memprompt::system_message::{SystemMessage, PLACEHOLDER};
+use memprompt::tree_view::TreeView;
 use memprompt::{batch, git_memory, memory, system_message, tree_view};
 
 use crate::check;
@@ -45,6 +49,28 @@ fn agent_type_json(agent_type: &str) -> Json {
     }
 }
 
+/// Git memory alone, as a `Render`.
+struct Git<'a>(&'a [Block<'a>]);
+
+impl Render for Git<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        git_memory::render(out, self.0)
+    }
+}
+
+/// The skills listing in a known current directory, as a `Render`.
+struct SkillsIn<'a> {
+    blocks: &'a [Block<'a>],
+    client: &'a [ClientSkill<'a>],
+    cwd: &'a [u8],
+}
+
+impl Render for SkillsIn<'_> {
+    fn render(&self, out: &mut impl Sink) -> RenderResult {
+        skills::render_with_cwd(out, self.blocks, self.client, Cwd::Known(self.cwd)).map(drop)
+    }
+}
+
 // --- compile: Memory.compile in every mode ------------------------------------------
 
 fn render_compile(input: &memprompt::model::CompileInput) -> (Out, memprompt::error::RenderResult) {
@@ -64,6 +90,7 @@ pub fn compile(data: &[u8], export: bool) -> Option<Json> {
         Ok(()) => {
             check::valid_text(&out.buf);
             check::sections(&out);
+            check::final_width(&input, &out);
             let has = |name: &str| out.sections.iter().any(|s| s.name == name);
             assert_eq!(has("tool_usage_rules"), input.tool_usage_rules.is_some());
             assert_eq!(has("directories"), !input.sources.is_empty());
@@ -172,6 +199,7 @@ pub fn git(data: &[u8], export: bool) -> Option<Json> {
         let mut again = Out::default();
         git_memory::render(&mut again, &list).expect("deterministic");
         assert_eq!(again.buf, out.buf);
+        check::final_width(&Git(&list), &out);
     }
     export.then(|| {
         Json::Obj(vec![
@@ -225,7 +253,12 @@ pub fn skills(data: &[u8], export: bool) -> Option<Json> {
     known.push(BEFORE);
     let with_cwd = skills::render_with_cwd(&mut known, &list, &client, Cwd::Known(s.cwd.as_bytes()));
     match &with_cwd {
-        Ok(Rendered::Done) => check::valid_text(&known.buf),
+        Ok(Rendered::Done) => {
+            check::valid_text(&known.buf);
+            let listing = Out::of(&SkillsIn { blocks: &list, client: &client, cwd: s.cwd.as_bytes() }).unwrap();
+            assert_eq!(known.buf[BEFORE.len()..], listing.buf, "the Render is the listing");
+            check::final_width(&SkillsIn { blocks: &list, client: &client, cwd: s.cwd.as_bytes() }, &listing);
+        }
         Ok(Rendered::NeedsCwd) => panic!("a known current directory is never asked for"),
         Err(_) => assert_eq!(known.buf, BEFORE),
     }
@@ -285,6 +318,7 @@ pub fn tree(data: &[u8], export: bool) -> Option<Json> {
     let result = tree_view::render(&mut out, &list, t.has_client_skills);
     if result.is_ok() {
         check::valid_text(&out.buf);
+        check::final_width(&TreeView { blocks: &list, has_client_skills: t.has_client_skills }, &out);
         assert_eq!(out.buf.is_empty(), list.is_empty() && !t.has_client_skills);
         if !out.buf.is_empty() {
             assert!(out.buf.starts_with(b"\n\n<memory_filesystem>\n"));
@@ -456,20 +490,28 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
     let meta = Metadata {
         agent_id: p.agent_id.cow(),
         conversation_id: p.conversation_id.cow(),
-        timestamp: Cow::Borrowed(&stamp.buf),
+        timestamp: TextCow::from(&stamp.buf[..]),
         previous_message_count: p.previous_message_count.cow(),
         archival_memory_size: p.archival_memory_size.as_ref().map(FInt::int),
         archive_tags: p.archive_tags.as_ref().map(|tags| tags.iter().map(Text::cow).collect::<Vec<TextCow>>()),
     };
-    let mut block = Out::default();
-    metadata::render(&mut block, &meta);
+    let block = Out::of(&meta).unwrap();
     check::valid_text(&block.buf);
+    check::final_width(&meta, &block);
     assert!(block.buf.starts_with(b"<memory_metadata>\n") && block.buf.ends_with(b"\n</memory_metadata>"));
 
     let template = &p.template.0;
     let memory = &p.memory.0;
-    let message = system_message::render(template, memory, &meta, p.append).expect("no allocation fails");
+    let system =
+        SystemMessage { template, memory: Chars::Utf8(memory), metadata: Chars::Utf8(&block.buf), append_if_missing: p.append };
+    let message = Out::of(&system).expect("a system message always renders");
     check::valid_text(&message.buf);
+    check::final_width(&system, &message);
+    // The memory as Python holds it (in its own width) gives the same message.
+    let held = Final::of(&memory[..]).unwrap();
+    let native = SystemMessage { memory: Chars::Native(held.native()), ..system };
+    assert_eq!(Out::of(&native).unwrap().buf, message.buf, "a native memory section is the same text");
+    check::final_width(&native, &message);
     let stored = stored_memory_section(template, &message.buf);
     // The exact parse gives back the memory section, whatever it holds, unless the metadata
     // itself holds the marker the parse looks for (a tag or id with "\n\n<memory_metadata>").

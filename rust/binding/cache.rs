@@ -259,7 +259,7 @@ impl Cache {
         let hit = e.anthropic == anthropic
             && e.git_enabled == inputs.git_enabled
             && (!detail || e.detail.is_some())
-            && e.reads.same_as(reads);
+            && e.reads.trace.same_as(&reads.trace);
         if !hit {
             return None;
         }

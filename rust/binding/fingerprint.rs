@@ -3,14 +3,14 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::strings::{to_py_str, Strings};
+use super::strings::{native_of, to_py_str, Strings};
 use crate::fingerprint as core;
 
-/// XXH3-128 of `text.encode("utf-8", "surrogatepass")`.
+/// XXH3-128 of `text.encode("utf-8", "surrogatepass")`, read in the str's own width (no UTF-8 copy).
 #[pyfunction]
-pub fn fingerprint(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<u128> {
-    let strings = Strings::new(py);
-    Ok(core::fingerprint(strings.text(text)?))
+pub fn fingerprint(text: &Bound<'_, PyString>) -> u128 {
+    // SAFETY: `text` is a live str for the whole call.
+    core::fingerprint_native(unsafe { native_of(text.as_ptr()) })
 }
 
 /// The memory section of `message` if it was built from `template`, else `None`.

@@ -1,8 +1,6 @@
 //! Reading Letta-shaped Python objects (ours, Letta's pydantic ones, any with the
 //! same attributes) into the renderers' input structs, with `getattr` as Letta reads them.
 
-use std::borrow::Cow;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -56,6 +54,47 @@ pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> P
     Ok(out)
 }
 
+/// The blocks as the tree view reads them, which is how Letta reads them there: labels and
+/// descriptions. Fields not read are empty.
+pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+    let py = strings.py();
+    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    for (i, obj) in list.try_iter()?.enumerate() {
+        let obj = &obj?;
+        let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
+        let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
+        let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
+        out.push(Block { label, value: Text::from(b""), description, limit: Int::Small(0), read_only: false });
+    }
+    strings.list_end();
+    Ok(out)
+}
+
+/// The blocks as the skills listing reads them, which is how Letta reads them there: every
+/// label, and the description of the first block of each skill name only. Fields not read are empty.
+pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+    let py = strings.py();
+    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    let mut seen = std::collections::HashSet::new();
+    for (i, obj) in list.try_iter()?.enumerate() {
+        let obj = obj?;
+        let label_obj = strings.attr(&obj, intern!(py, "label"))?;
+        let label = strings.str_or_none(&label_obj, || format!("block {i} (None): label"))?;
+        let mut description = Text::from(&b""[..]);
+        if let Some(name) = crate::skills::block_skill_name(&label) {
+            if seen.insert(name.to_vec()) {
+                if let Some(d) = strings.attr_opt(&obj, intern!(py, "description"))? {
+                    description =
+                        strings.str_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?;
+                }
+            }
+        }
+        out.push(Block { label, value: Text::from(b""), description, limit: Int::Small(0), read_only: false });
+    }
+    strings.list_end();
+    Ok(out)
+}
+
 pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<FileBlock<'s>>> {
     let py = strings.py();
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
@@ -80,7 +119,7 @@ fn truthy_format<'s, 'py>(
 ) -> PyResult<Text<'s>> {
     match strings.attr_opt(obj, name)? {
         Some(v) if v.is_truthy()? => strings.format(&v),
-        _ => Ok(Cow::Borrowed(b"")),
+        _ => Ok(Text::from(b"")),
     }
 }
 
@@ -92,7 +131,7 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
         let name_obj = strings.attr_opt(&obj, intern!(py, "name"))?;
         let name = match &name_obj {
             Some(n) => strings.format(n)?,
-            None => Cow::Borrowed(&b""[..]),
+            None => Text::from(&b""[..]),
         };
         let id = match strings.attr_opt(&obj, intern!(py, "id"))? {
             Some(id) => strings.optional_str(&id, || {
@@ -119,7 +158,7 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
         let obj = obj?;
         let name_obj = strings.attr(&obj, intern!(py, "name"))?;
         let name = match strings.try_text(&name_obj)? {
-            Some(t) => Cow::Borrowed(t),
+            Some(t) => Text::from(t),
             None => return Err(type_error(format!("client skill {i}: name"), "str", &name_obj)),
         };
         let field = |f: &'static str| move || format!("client skill {i}: {f}");
@@ -138,7 +177,7 @@ pub fn tool_usage_rules<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyA
     let field = |name: &Bound<'py, PyString>| -> PyResult<Text<'s>> {
         match strings.attr_opt(obj, name)? {
             Some(v) => strings.str_or_none(&v, || format!("tool_usage_rules: {name}")),
-            None => Ok(Cow::Borrowed(b"")),
+            None => Ok(Text::from(b"")),
         }
     };
     Ok(ToolUsageRules { description: field(intern!(py, "description"))?, value: field(intern!(py, "value"))? })
@@ -152,11 +191,11 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
         strings.arg(obj);
         obj.clone()
     } else if obj.is_none() {
-        return Ok(Cow::Borrowed(b""));
+        return Ok(Text::from(b""));
     } else {
         match strings.attr_opt(obj, intern!(py, "value"))? {
             Some(value) => value,
-            None if !obj.is_truthy()? => return Ok(Cow::Borrowed(b"")),
+            None if !obj.is_truthy()? => return Ok(Text::from(b"")),
             None => {
                 strings.arg(obj);
                 obj.clone()
@@ -171,10 +210,10 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     };
     if s.to_str().is_ok_and(|t| !t.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii())) {
         // Already lower case ASCII: `str.lower()` would return the same text.
-        return Ok(Cow::Borrowed(strings.text(s)?));
+        return Ok(Text::from(strings.text(s)?));
     }
     let lower = s.call_method0(intern!(py, "lower"))?.cast_into::<PyString>()?;
-    Ok(Cow::Borrowed(strings.text(&lower)?))
+    Ok(Text::from(strings.text(&lower)?))
 }
 
 /// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`.

@@ -8,71 +8,13 @@ use pyo3::types::{PyList, PySet, PyString};
 
 use super::cache::{self, Cache, Entry, Inputs};
 use super::inputs;
-use super::strings::{to_py_str, Strings};
-use crate::error::RenderResult;
-use crate::fingerprint::fingerprint;
-use crate::model::{Block, CompileInput};
-use crate::out::Out;
-use crate::text::char_offsets;
-use crate::{batch, git_memory, memory, skills, tree_view};
-
-/// A first guess at the output size, so the buffer rarely grows.
-fn capacity(blocks: &[Block]) -> usize {
-    blocks.iter().map(|b| b.value.len() + b.description.len() + 2 * b.label.len() + 160).sum::<usize>() + 256
-}
-
-/// Output this large is rendered with the GIL released, so that other Python threads run.
-const DETACH_ABOVE: usize = 64 * 1024;
-
-/// Renders into a fresh buffer of about `capacity` bytes.
-fn render<F>(py: Python<'_>, capacity: usize, render: F) -> PyResult<Out>
-where
-    F: FnOnce(&mut Out) -> RenderResult + Send,
-{
-    let run = move || {
-        let mut out = Out::reusing(take_spare(), capacity);
-        match render(&mut out) {
-            Ok(()) => Ok(out),
-            Err(error) => {
-                recycle(out);
-                Err(error)
-            }
-        }
-    };
-    let rendered = if capacity > DETACH_ABOVE { py.detach(run) } else { run() };
-    rendered.map_err(super::to_py_err)
-}
-
-/// Renders and hands the text to Python.
-fn finish<'py, F>(py: Python<'py>, capacity: usize, f: F) -> PyResult<Bound<'py, PyString>>
-where
-    F: FnOnce(&mut Out) -> RenderResult + Send,
-{
-    let out = render(py, capacity, f)?;
-    let text = to_py_str(py, &out.buf);
-    recycle(out);
-    text
-}
-
-thread_local! {
-    // The last output buffer of this thread: its pages are already mapped, so a large
-    // render does not pay a page fault per 4 KiB again.
-    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// Buffers larger than this are freed rather than kept.
-const KEEP_AT_MOST: usize = 64 << 20;
-
-fn take_spare() -> Vec<u8> {
-    SPARE.with(|spare| spare.take())
-}
-
-fn recycle(out: Out) {
-    let buf = out.buf;
-    if buf.capacity() <= KEEP_AT_MOST {
-        SPARE.with(|spare| spare.set(buf));
-    }
-}
+use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
+use crate::git_memory;
+use crate::memory;
+use crate::model::CompileInput;
+use crate::out::Section;
+use crate::skills::AvailableSkills;
+use crate::tree_view::TreeView;
 
 /// `(section, start, end)` in code points.
 type Spans = Vec<(&'static str, usize, usize)>;
@@ -85,11 +27,8 @@ pub struct Detail {
 }
 
 impl Detail {
-    fn of(out: &Out) -> Self {
-        let offsets: Vec<usize> = out.sections.iter().flat_map(|s| [s.start, s.end]).collect();
-        let chars = char_offsets(&out.buf, &offsets);
-        let sections = out.sections.iter().zip(chars.chunks(2)).map(|(s, c)| (s.name, c[0], c[1])).collect();
-        Detail { fingerprint: fingerprint(&out.buf), sections }
+    fn of(fingerprint: u128, sections: &[Section]) -> Self {
+        Detail { fingerprint, sections: sections.iter().map(|s| (s.name, s.start, s.end)).collect() }
     }
 }
 
@@ -168,10 +107,12 @@ fn compile<'py>(
             return Ok(done(found));
         }
     }
-    let out = render(py, capacity(&input.blocks), |out| memory::compile(out, &input))?;
-    let text = to_py_str(py, &out.buf)?;
-    let found = detail.then(|| Detail::of(&out));
-    recycle(out);
+    let (text, found) = if detail {
+        let (text, sections, fingerprint) = render_str_hashed(py, &input)?;
+        (text, Some(Detail::of(fingerprint, &sections)))
+    } else {
+        (render_str(py, &input)?.0, None)
+    };
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
         let git_enabled = given.git_enabled;
@@ -412,19 +353,7 @@ pub fn compile_many<'py>(
         let input = read_input(&strings, &given)?;
         inputs.push((!needs_reference(&input)).then_some(input));
     }
-    let rendered = py.detach(|| {
-        batch::map(&inputs, |input| {
-            input.as_ref().map(|input| {
-                let mut out = Out::with_capacity(capacity(&input.blocks));
-                memory::compile(&mut out, input).map(|()| out)
-            })
-        })
-    });
-    let rendered = rendered.map_err(super::to_py_err)?;
-    rendered
-        .into_iter()
-        .map(|out| out.transpose().map_err(super::to_py_err)?.map(|out| to_py_str(py, &out.buf)).transpose())
-        .collect()
+    render_strs(py, &inputs)
 }
 
 /// `<available_skills>` from the skill blocks and the client's skills.
@@ -436,12 +365,12 @@ pub fn compile_available_skills<'py>(
     client_skills: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
     let strings = Strings::new(py);
-    let blocks = inputs::blocks(&strings, blocks)?;
+    let blocks = inputs::skill_blocks(&strings, blocks)?;
     let client_skills = match client_skills {
         Some(list) if list.is_truthy()? => inputs::client_skills(&strings, list)?,
         _ => Vec::new(),
     };
-    finish(py, 64 * (blocks.len() + client_skills.len()) + 256, |out| skills::render(out, &blocks, &client_skills))
+    render_str(py, &AvailableSkills::new(&blocks, &client_skills)).map(|(text, _)| text)
 }
 
 /// The `<memory_filesystem>` tree view of every block.
@@ -453,12 +382,12 @@ pub fn render_memory_filesystem<'py>(
     client_skills: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
     let strings = Strings::new(py);
-    let blocks = inputs::blocks(&strings, blocks)?;
+    let blocks = inputs::tree_blocks(&strings, blocks)?;
     let has_client_skills = match client_skills {
         Some(list) => list.is_truthy()?,
         None => false,
     };
-    finish(py, 64 * blocks.len() + 64, |out| tree_view::render(out, &blocks, has_client_skills))
+    render_str(py, &TreeView { blocks: &blocks, has_client_skills }).map(|(text, _)| text)
 }
 
 /// The file blocks with later duplicates of a label dropped, as Letta's validator does.

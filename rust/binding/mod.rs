@@ -8,9 +8,7 @@ mod prompt;
 mod strings;
 mod tool_rules;
 
-use pyo3::exceptions::{
-    PyAttributeError, PyMemoryError, PyNotImplementedError, PyOverflowError, PyTypeError, PyValueError,
-};
+use pyo3::exceptions::{PyAttributeError, PyNotImplementedError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::error::RenderError;
@@ -23,7 +21,6 @@ pub fn to_py_err(err: RenderError) -> PyErr {
         RenderError::Value(m) => PyValueError::new_err(m),
         RenderError::Overflow(m) => PyOverflowError::new_err(m),
         RenderError::NotImplemented(m) => PyNotImplementedError::new_err(m),
-        RenderError::Memory => PyMemoryError::new_err(()),
     }
 }
 

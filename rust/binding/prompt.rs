@@ -6,11 +6,9 @@
 //! `datetime` subclass, an aware datetime with no zone name given, a zone of a kind
 //! pytz does not build) is left to Python's own methods, so the result is the same.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
-use pyo3::exceptions::{PyMemoryError, PyNotImplementedError};
+use pyo3::exceptions::PyNotImplementedError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -19,13 +17,14 @@ use pyo3::types::{
     PyTzInfo, PyTzInfoAccess,
 };
 
-use super::strings::{to_py_str, type_error, Strings};
+use super::strings::{render_str, to_py_str, type_error, Strings};
 use super::to_py_err;
 use crate::metadata::Metadata;
-use crate::model::{Int, Text};
+use crate::model::{Chars, Int, Text};
 use crate::out::Out;
-use crate::system_message::{self, Piece};
-use crate::timestamp::{self, DateTime, Local, Zone};
+use crate::system_message::{self, format_pieces, SystemMessage};
+use crate::text::Native;
+use crate::timestamp::{self, DateTime, Local, Zone, ZoneCache};
 
 /// What the binding needs from pytz, imported once.
 struct Pytz {
@@ -56,34 +55,20 @@ struct ZoneEntry {
     zone: Option<Zone>,
 }
 
-/// Zones by the exact name asked for. Only names pytz accepted are kept, and at most
-/// `MAX_ZONES` of them (case variants of valid names are unbounded).
-type ZoneCache = Mutex<HashMap<Box<[u8]>, Arc<ZoneEntry>>>;
-static ZONES: LazyLock<ZoneCache> = LazyLock::new(Default::default);
+/// Zones pytz gave, by the exact name asked for.
+static ZONES: LazyLock<ZoneCache<ZoneEntry>> = LazyLock::new(|| ZoneCache::new(MAX_ZONES));
 const MAX_ZONES: usize = 4096;
-
-fn cached_zone(name: &[u8]) -> Option<Arc<ZoneEntry>> {
-    ZONES.lock().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
-}
 
 /// `pytz.timezone(name)` with its tables, from the cache when possible. The lock is never
 /// held while Python runs.
 fn zone_entry(py: Python<'_>, name: &Bound<'_, PyString>, key: &[u8]) -> PyResult<Arc<ZoneEntry>> {
-    if let Some(entry) = cached_zone(key) {
+    if let Some(entry) = ZONES.get(key) {
         return Ok(entry);
     }
     let pytz = pytz(py)?;
     let tz = pytz.timezone.bind(py).call1((name,))?;
     let zone = read_zone(pytz, &tz).unwrap_or(None);
-    let entry = Arc::new(ZoneEntry { tz: tz.unbind(), zone });
-    let mut zones = ZONES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(existing) = zones.get(key) {
-        return Ok(existing.clone());
-    }
-    if zones.len() < MAX_ZONES {
-        zones.insert(key.into(), entry.clone());
-    }
-    Ok(entry)
+    Ok(ZONES.keep(key, Arc::new(ZoneEntry { tz: tz.unbind(), zone })))
 }
 
 /// A name pytz gives, when `strftime` prints it unchanged: printable ASCII.
@@ -187,7 +172,7 @@ fn format_timestamp<'s, 'py>(
         if exact && datetime.get_tzinfo().is_none() {
             let mut out = Out::with_capacity(32);
             timestamp::write(&mut out, &fields(datetime), None, None);
-            return Ok(Cow::Owned(out.buf));
+            return Ok(Text::from(out.buf));
         }
         return strftime_in_python(strings, dt);
     }
@@ -213,7 +198,7 @@ fn format_timestamp<'s, 'py>(
         let (local, name, offset) = zone.from_utc(&utc).map_err(to_py_err)?;
         timestamp::write(&mut out, &local, Some(name), Some(offset));
     }
-    Ok(Cow::Owned(out.buf))
+    Ok(Text::from(out.buf))
 }
 
 /// `archival_memory_size`: `None` or an int; an int subclass is compared with `> 0` in Python.
@@ -250,7 +235,7 @@ fn archive_tags<'s, 'py>(
         let mut tags = Vec::with_capacity(items.len());
         for item in &items {
             match item.cast::<PyString>() {
-                Ok(s) => tags.push(Cow::Borrowed(strings.text(s)?)),
+                Ok(s) => tags.push(Text::from(strings.text(s)?)),
                 Err(_) => break,
             }
         }
@@ -304,7 +289,7 @@ impl<'py> Arg<'py> {
     /// `f"{arg}"`, or `default` when the argument was left out.
     fn format<'s>(&self, strings: &'s Strings<'py>, default: &'static [u8]) -> PyResult<Text<'s>> {
         match self {
-            Arg::Default => Ok(Cow::Borrowed(default)),
+            Arg::Default => Ok(Text::from(default)),
             Arg::Given(obj) => strings.format(obj),
         }
     }
@@ -345,9 +330,7 @@ pub fn compile_memory_metadata_block<'py>(
         &archival_memory_size,
         archive_tags,
     )?;
-    let mut out = Out::with_capacity(512);
-    crate::metadata::render(&mut out, &meta);
-    to_py_str(py, &out.buf)
+    render_str(py, &meta).map(|(text, _)| text)
 }
 
 /// Letta's `PromptGenerator.get_system_message_from_compiled_memory`.
@@ -418,57 +401,14 @@ pub fn get_system_message_from_compiled_memory<'py>(
     let Some(prompt) = strings.try_text(system_prompt)? else {
         return Err(type_error("system_prompt".into(), "str", system_prompt));
     };
-    // SAFETY: a type check on a live str.
-    if unsafe { ffi::PyUnicode_IS_ASCII(memory.as_ptr()) } == 0 {
-        // Kept as Python stores it: encoding it to UTF-8 and decoding the result back costs more than the rest.
-        return join_around(py, prompt, memory, &meta, append);
-    }
-    let memory = strings.text(memory)?;
-    let out = system_message::render(prompt, memory, &meta, append).map_err(|_| PyMemoryError::new_err(()))?;
-    to_py_str(py, &out.buf)
-}
-
-/// The system message as `"".join` of its parts, with the memory `str` itself between them.
-fn join_around<'py>(
-    py: Python<'py>,
-    prompt: &[u8],
-    memory: &Bound<'py, PyString>,
-    meta: &Metadata,
-    append: bool,
-) -> PyResult<Bound<'py, PyString>> {
-    let mut tail = Out::with_capacity(512);
-    tail.push(b"\n\n");
-    crate::metadata::render(&mut tail, meta);
-    let tail = to_py_str(py, &tail.buf)?;
-    // SAFETY: the length of a live str (its own, whatever a subclass's __len__ says).
-    let memory_chars = unsafe { ffi::PyUnicode_GetLength(memory.as_ptr()) } as usize;
-    let full = memory_chars.saturating_add(tail.len()?);
-    let pieces = PyList::empty(py);
-    let mut chars = 0usize;
-    for part in system_message::parts(prompt, append) {
-        match part {
-            system_message::Part::Template(b"") => {}
-            system_message::Part::Template(text) => {
-                let text = to_py_str(py, text)?;
-                chars = chars.saturating_add(text.len()?);
-                pieces.append(text)?;
-            }
-            system_message::Part::Memory => {
-                chars = chars.saturating_add(full);
-                pieces.append(memory)?;
-                pieces.append(&tail)?;
-            }
-        }
-    }
-    // str.replace's own error for a result no str can hold.
-    if chars > isize::MAX as usize {
-        return Err(PyMemoryError::new_err(()));
-    }
-    // SAFETY: the separator and the list of str are live objects; the result is an owned reference.
-    unsafe {
-        let joined = ffi::PyUnicode_Join(PyString::new(py, "").as_ptr(), pieces.as_ptr());
-        Ok(Bound::from_owned_ptr_or_err(py, joined)?.cast_into::<PyString>()?)
-    }
+    let (block, _) = render_str(py, &meta)?;
+    let message = SystemMessage {
+        template: prompt,
+        memory: Chars::Native(strings.native(memory)),
+        metadata: Chars::Native(strings.native(&block)),
+        append_if_missing: append,
+    };
+    render_str(py, &message).map(|(text, _)| text)
 }
 
 /// The mapping Letta gives `format_map`: a `dict` whose missing keys render as `{key}`.
@@ -483,14 +423,14 @@ impl PreserveMapping {
 }
 
 /// `format(value, "")`: what `format_map` writes for a field with no conversion and no spec.
-fn format_empty<'s>(strings: &'s Strings<'_>, value: &Bound<'_, PyAny>) -> PyResult<&'s [u8]> {
+fn format_empty<'s, 'py>(strings: &'s Strings<'py>, value: &Bound<'py, PyAny>) -> PyResult<Native<'s>> {
     let py = strings.py();
     // SAFETY: `value` and the empty spec are live objects; the result is an owned reference.
     let formatted = unsafe {
         let empty = PyString::new(py, "");
         Bound::from_owned_ptr_or_err(py, ffi::PyObject_Format(value.as_ptr(), empty.as_ptr()))?
     };
-    strings.text(formatted.cast::<PyString>()?)
+    Ok(strings.native(formatted.cast::<PyString>()?))
 }
 
 /// Letta's `PromptGenerator.safe_format`: `template.replace("{}", "{{}}")` formatted with a
@@ -508,24 +448,14 @@ pub fn safe_format<'py>(
         let text = strings.text(template)?;
         let escaped = system_message::escape_empty_fields(text);
         if let Some(pieces) = system_message::parse_simple(&escaped) {
-            let mut out = Out::with_capacity(escaped.len());
-            for piece in pieces {
-                match piece {
-                    Piece::Literal(literal) => out.push(literal),
-                    Piece::Field(key) => match dict.get_item(to_py_str(py, key)?)? {
-                        Some(value) => match value.cast_exact::<PyString>() {
-                            Ok(s) => out.push(strings.text(s)?),
-                            Err(_) => out.push(format_empty(&strings, &value)?),
-                        },
-                        None => {
-                            out.push(b"{");
-                            out.push(key);
-                            out.push(b"}");
-                        }
-                    },
-                }
-            }
-            return to_py_str(py, &out.buf);
+            let formatted = format_pieces(&pieces, |key| -> PyResult<Option<Chars>> {
+                let Some(value) = dict.get_item(to_py_str(py, key)?)? else { return Ok(None) };
+                Ok(Some(Chars::Native(match value.cast_exact::<PyString>() {
+                    Ok(s) => strings.native(s),
+                    Err(_) => format_empty(&strings, &value)?,
+                })))
+            })?;
+            return render_str(py, &formatted).map(|(text, _)| text);
         }
     }
     let escaped = template.call_method1("replace", ("{}", "{{}}"))?;

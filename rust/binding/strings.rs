@@ -1,10 +1,11 @@
 //! The string boundary: Python `str` in and out, with exact semantics for every code point.
 //!
-//! Input text is borrowed from the Python object (its cached UTF-8) with no copy;
-//! a string holding lone surrogates is encoded once with `surrogatepass`. Output
-//! is decoded with `surrogatepass`, which costs nothing extra on valid UTF-8.
+//! Input text the renderers read is borrowed from the Python object (its cached UTF-8)
+//! with no copy; a string holding lone surrogates is encoded once with `surrogatepass`.
+//! Text that is only copied (a memory section, a variable's value) is read in its own
+//! width (`Native`). Output is measured first (`Count`: exact length and width class),
+//! allocated once with `PyUnicode_New` at that final width, and written in place (`Wide`).
 
-use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 
 use pyo3::exceptions::PyTypeError;
@@ -13,6 +14,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::model::{Int, Text};
+use crate::out::{Count, Render, Section, UnitsMut, Wide};
+use crate::text::{Class, Native, Units};
+use crate::trace::Trace;
 
 /// Keeps alive every Python object whose bytes a renderer borrows, and records every
 /// field value read, so that a later call can tell whether any input changed.
@@ -24,26 +28,11 @@ pub struct Strings<'py> {
     immutable: Cell<bool>,
 }
 
-/// What was read, in order: the value objects, and where attributes were missing or lists ended.
+/// What was read: its identity trace, and the objects themselves, held so that their ids stay theirs.
 #[derive(Default)]
 pub struct Reads {
-    pub values: Vec<Py<PyAny>>,
-    pub marks: Vec<Mark>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    Missing(usize),
-    ListEnd(usize),
-}
-
-impl Reads {
-    /// The same objects (by identity) read in the same shape.
-    pub fn same_as(&self, other: &Reads) -> bool {
-        self.marks == other.marks
-            && self.values.len() == other.values.len()
-            && self.values.iter().zip(&other.values).all(|(a, b)| a.as_ptr() == b.as_ptr())
-    }
+    pub trace: Trace,
+    held: Vec<Py<PyAny>>,
 }
 
 impl<'py> Strings<'py> {
@@ -73,12 +62,17 @@ impl<'py> Strings<'py> {
         if !immutable {
             self.immutable.set(false);
         }
-        self.read.borrow_mut().values.push(value.clone().unbind());
+        let mut read = self.read.borrow_mut();
+        read.trace.read(value.as_ptr() as usize);
+        read.held.push(value.clone().unbind());
     }
 
     /// Makes room for the reads of `fields` more field values, so that the records rarely grow.
     pub fn expect(&self, fields: usize) {
-        self.read.borrow_mut().values.reserve(fields);
+        let mut read = self.read.borrow_mut();
+        read.trace.reserve(fields);
+        read.held.reserve(fields);
+        drop(read);
         self.keep.borrow_mut().reserve(fields);
     }
 
@@ -98,11 +92,7 @@ impl<'py> Strings<'py> {
         let value = obj.getattr_opt(name)?;
         match &value {
             Some(v) => self.note(v),
-            None => {
-                let mut read = self.read.borrow_mut();
-                let at = read.values.len();
-                read.marks.push(Mark::Missing(at));
-            }
+            None => self.read.borrow_mut().trace.missing(),
         }
         Ok(value)
     }
@@ -114,9 +104,7 @@ impl<'py> Strings<'py> {
 
     /// Records the end of a list of inputs.
     pub fn list_end(&self) {
-        let mut read = self.read.borrow_mut();
-        let at = read.values.len();
-        read.marks.push(Mark::ListEnd(at));
+        self.read.borrow_mut().trace.list_end();
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -146,6 +134,14 @@ impl<'py> Strings<'py> {
         }
     }
 
+    /// The code units of `s` in its own width, borrowed for as long as `self` lives.
+    pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> Native<'s> {
+        self.keep.borrow_mut().push(s.clone().into_any());
+        // SAFETY: `s` is kept alive in `keep`, which lives as long as `self`, and a str's
+        // code units never change.
+        unsafe { native_of(s.as_ptr()) }
+    }
+
     /// Text of a `str`, or `None` when `obj` is not a `str`.
     pub fn try_text<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Option<&'s [u8]>> {
         match obj.cast::<PyString>() {
@@ -154,13 +150,26 @@ impl<'py> Strings<'py> {
         }
     }
 
+    /// Both forms of a `str`: its UTF-8 to read and its own code units to copy.
+    pub fn whole<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
+        Ok(Text::with_native(self.text(s)?, self.native(s)))
+    }
+
+    /// `whole`, or `None` when `obj` is not a `str`.
+    fn try_whole<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Text<'s>>> {
+        match obj.cast::<PyString>() {
+            Ok(s) => self.whole(s).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
     /// `obj or ""` for a field that must be `str` or `None`; `what` names the field for the error.
     pub fn str_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Text<'s>> {
         if obj.is_none() {
-            return Ok(Cow::Borrowed(b""));
+            return Ok(Text::from(b""));
         }
-        match self.try_text(obj)? {
-            Some(t) => Ok(Cow::Borrowed(t)),
+        match self.try_whole(obj)? {
+            Some(t) => Ok(t),
             None => Err(type_error(what(), "str or None", obj)),
         }
     }
@@ -174,8 +183,8 @@ impl<'py> Strings<'py> {
         if obj.is_none() {
             return Ok(None);
         }
-        match self.try_text(obj)? {
-            Some(t) => Ok(Some(Cow::Borrowed(t))),
+        match self.try_whole(obj)? {
+            Some(t) => Ok(Some(t)),
             None => Err(type_error(what(), "str or None", obj)),
         }
     }
@@ -184,7 +193,7 @@ impl<'py> Strings<'py> {
     pub fn format<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Text<'s>> {
         // Only an exact str is its own text: a subclass's __format__ or __str__ decides.
         if let Ok(s) = obj.cast_exact::<PyString>() {
-            return Ok(Cow::Borrowed(self.text(s)?));
+            return self.whole(s);
         }
         // SAFETY: PyObject_Format with an empty spec is what an f-string calls.
         let formatted = unsafe {
@@ -192,7 +201,7 @@ impl<'py> Strings<'py> {
             Bound::from_owned_ptr_or_err(self.py, ffi::PyObject_Format(obj.as_ptr(), empty.as_ptr()))?
         };
         let s = formatted.cast_into::<PyString>()?;
-        Ok(Cow::Borrowed(self.text(&s)?))
+        self.whole(&s)
     }
 
     /// An int field rendered with f-string semantics; `None` when `obj` is `None`.
@@ -222,17 +231,124 @@ pub fn type_error(what: String, expected: &str, obj: &Bound<'_, PyAny>) -> PyErr
     PyTypeError::new_err(format!("{what} must be {expected}, not {type_name}"))
 }
 
-/// A Python `str` from rendered bytes (surrogatepass UTF-8).
-pub fn to_py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    // SAFETY: the pointer and length describe `bytes`, which outlives the call.
+/// The code units of the str at `p`, in its own width.
+///
+/// # Safety
+/// `p` is a live `str` (exact or a subclass) that outlives `'a`.
+pub unsafe fn native_of<'a>(p: *mut ffi::PyObject) -> Native<'a> {
+    let len = ffi::PyUnicode_GET_LENGTH(p) as usize;
+    let data = ffi::PyUnicode_DATA(p);
+    let units = match ffi::PyUnicode_KIND(p) {
+        ffi::PyUnicode_1BYTE_KIND => Units::One(std::slice::from_raw_parts(data as *const u8, len)),
+        ffi::PyUnicode_2BYTE_KIND => Units::Two(std::slice::from_raw_parts(data as *const u16, len)),
+        _ => Units::Four(std::slice::from_raw_parts(data as *const u32, len)),
+    };
+    // Strings are canonical: the kind is the class, except that 1-byte ones may be ASCII.
+    let class = match units {
+        Units::One(_) if ffi::PyUnicode_IS_ASCII(p) != 0 => Class::Ascii,
+        Units::One(_) => Class::Latin1,
+        Units::Two(_) => Class::Ucs2,
+        Units::Four(_) => Class::Ucs4,
+    };
+    Native { units, class }
+}
+
+/// Output this large is written with the GIL released, so that other Python threads run.
+const DETACH_ABOVE: usize = 64 * 1024;
+
+/// A fresh `str` of `count`'s length and width class, and its code units to write.
+fn new_str<'py>(py: Python<'py>, count: Count) -> PyResult<(Bound<'py, PyString>, UnitsMut<'py>)> {
+    let Ok(len) = ffi::Py_ssize_t::try_from(count.chars) else {
+        return Err(pyo3::exceptions::PyMemoryError::new_err(()));
+    };
+    // SAFETY: PyUnicode_New returns a new str (or NULL with MemoryError set) whose
+    // `len` code units are ours to write until it is shared; the slice borrows them
+    // for 'py, and the str is not handed out before they are written.
     unsafe {
-        let raw = ffi::PyUnicode_DecodeUTF8(
-            bytes.as_ptr() as *const std::os::raw::c_char,
-            bytes.len() as ffi::Py_ssize_t,
-            c"surrogatepass".as_ptr(),
-        );
-        Ok(Bound::from_owned_ptr_or_err(py, raw)?.cast_into::<PyString>()?)
+        let raw = ffi::PyUnicode_New(len, count.class.max_char());
+        let s = Bound::from_owned_ptr_or_err(py, raw)?.cast_into_unchecked::<PyString>();
+        let (data, n) = (ffi::PyUnicode_DATA(raw), count.chars);
+        let units = match ffi::PyUnicode_KIND(raw) {
+            ffi::PyUnicode_1BYTE_KIND => UnitsMut::One(std::slice::from_raw_parts_mut(data as *mut u8, n)),
+            ffi::PyUnicode_2BYTE_KIND => UnitsMut::Two(std::slice::from_raw_parts_mut(data as *mut u16, n)),
+            _ => UnitsMut::Four(std::slice::from_raw_parts_mut(data as *mut u32, n)),
+        };
+        Ok((s, units))
     }
+}
+
+/// What `r` renders, as a `str` made once at its final length and width, and its
+/// sections in code points. Output too large for memory is `MemoryError`.
+pub fn render_str<'py, R: Render + Sync + ?Sized>(
+    py: Python<'py>,
+    r: &R,
+) -> PyResult<(Bound<'py, PyString>, Vec<Section>)> {
+    let (s, sections, _) = render(py, r, false)?;
+    Ok((s, sections))
+}
+
+/// `render_str`, with the output's fingerprint streamed while it is written.
+pub fn render_str_hashed<'py, R: Render + Sync + ?Sized>(
+    py: Python<'py>,
+    r: &R,
+) -> PyResult<(Bound<'py, PyString>, Vec<Section>, u128)> {
+    render(py, r, true)
+}
+
+fn render<'py, R: Render + Sync + ?Sized>(
+    py: Python<'py>,
+    r: &R,
+    hashed: bool,
+) -> PyResult<(Bound<'py, PyString>, Vec<Section>, u128)> {
+    let count = Count::of(r).map_err(super::to_py_err)?;
+    let (s, units) = new_str(py, count)?;
+    let write = move || {
+        if hashed {
+            Wide::write_hashed(r, units)
+        } else {
+            Wide::write(r, units).map(|sections| (sections, 0))
+        }
+    };
+    let written = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
+    let (sections, fingerprint) = written.map_err(super::to_py_err)?;
+    Ok((s, sections, fingerprint))
+}
+
+/// Measures, allocates and writes many renders: measuring and writing on Rust threads
+/// (`batch::map`), allocating with the GIL held.
+pub fn render_strs<'py, R: Render + Sync>(
+    py: Python<'py>,
+    rs: &[Option<R>],
+) -> PyResult<Vec<Option<Bound<'py, PyString>>>> {
+    let counts = py.detach(|| crate::batch::map(rs, |r| r.as_ref().map(Count::of).transpose()));
+    let counts = counts.map_err(super::to_py_err)?;
+    let mut strs = Vec::with_capacity(rs.len());
+    let mut jobs = Vec::with_capacity(rs.len());
+    for (r, count) in rs.iter().zip(counts) {
+        match (r, count.map_err(super::to_py_err)?) {
+            (Some(r), Some(count)) => {
+                let (s, units) = new_str(py, count)?;
+                strs.push(Some(s));
+                jobs.push(std::sync::Mutex::new(Some((r, units))));
+            }
+            _ => strs.push(None),
+        }
+    }
+    let written = py.detach(|| {
+        crate::batch::map(&jobs, |job| match job.lock().ok().and_then(|mut j| j.take()) {
+            Some((r, units)) => Wide::write(r, units).map(drop),
+            None => Err(crate::error::RenderError::Value("a render was lost".into())),
+        })
+    });
+    for result in written.map_err(super::to_py_err)? {
+        result.map_err(super::to_py_err)?;
+    }
+    Ok(strs)
+}
+
+/// A Python `str` of surrogatepass UTF-8 text, written at its final width.
+pub fn to_py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    render_str(py, bytes).map(|(s, _)| s)
 }
 
 /// `repr(obj)` for error messages; never fails.

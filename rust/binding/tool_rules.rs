@@ -11,8 +11,6 @@
 //! oracle tested against Letta; a `rules` that is neither list nor tuple goes there
 //! whole. The fast path never raises: anything unexpected is left to the reference.
 
-use std::borrow::Cow;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -85,7 +83,7 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
                         continue;
                     }
                     match strings.try_text(&text)? {
-                        Some(t) => texts[i] = Some(Cow::Borrowed(t)),
+                        Some(t) => texts[i] = Some(Text::from(t)),
                         None if not_str.is_none() => {
                             let type_name = text.get_type().name()?;
                             not_str = Some(PyTypeError::new_err(format!(
@@ -294,7 +292,7 @@ fn exact_str<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -> Opt
     if !obj.is_exact_instance_of::<PyString>() {
         return None;
     }
-    strings.try_text(obj).ok()?.map(Cow::Borrowed)
+    strings.try_text(obj).ok()?.map(Text::from)
 }
 
 /// An exact `list` of exact `str`.

@@ -116,6 +116,26 @@ def read_label(block: Any, index: int, kind: str = BLOCK) -> str | None:
     return _text(label)
 
 
+def read_description(block: Any, index: int, label: str | None) -> str | None:
+    """``getattr(block, "description", None)``, checked as ``read_block`` checks it."""
+    description = getattr(block, "description", None)
+    if not _is_text(description):
+        raise _block_error(BLOCK, index, label, "description", "str or None", description)
+    return _text(description)
+
+
+def read_tree_blocks(blocks: Any) -> list[BlockData]:
+    """The blocks as Letta's tree view reads them: labels and descriptions (no value, no limit)."""
+    read = []
+    for index, block in enumerate(blocks):
+        label = read_label(block, index)
+        description = block.description
+        if not _is_text(description):
+            raise _block_error(BLOCK, index, label, "description", "str or None", description)
+        read.append(BlockData(index, label, None, _text(description), None, False))
+    return read
+
+
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
     label = read_label(block, index, kind)
     value, description, limit = block.value, block.description, block.limit

@@ -18,9 +18,10 @@ from .fields import (
     read_client_skill,
     read_source,
     read_tool_usage_rules,
+    read_tree_blocks,
 )
 from .git_memory import render_git
-from .skills import render_available_skills
+from .skills import read_skill_blocks, render_available_skills
 from .tree_view import render_memory_filesystem
 
 REACT_TYPES = ("react_agent", "workflow_agent")
@@ -115,10 +116,10 @@ class Memory(BlockListMethods):
 
     def compile_available_skills(self, client_skills: Any = None) -> str:
         """``<available_skills>`` from the ``skills/`` blocks and the client's skills; "" when there are none."""
-        blocks = read_blocks(self.blocks)
+        blocks = read_skill_blocks(self.blocks)
         skills = [read_client_skill(skill, index) for index, skill in enumerate(client_skills or ())]
         return render_available_skills(blocks, skills)
 
     def render_memory_filesystem(self, client_skills: Any = None) -> str:
         """``<memory_filesystem>``, a tree of every block; "" when there are no blocks and no client skills."""
-        return render_memory_filesystem(read_blocks(self.blocks), bool(client_skills))
+        return render_memory_filesystem(read_tree_blocks(self.blocks), bool(client_skills))

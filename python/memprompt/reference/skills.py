@@ -6,7 +6,9 @@ import posixpath
 from typing import Any
 
 from ._tree import draw_tree, first_line
-from .fields import BlockData, ClientSkillData
+from typing import Any
+
+from .fields import BlockData, ClientSkillData, read_description, read_label
 
 SKILL_FILE = "/SKILL.md"
 
@@ -15,17 +17,38 @@ def default_location(name: str) -> str:
     return f"${{MEMORY_DIR}}/skills/{name}/SKILL.md"
 
 
+def skill_name(label: str | None) -> str | None:
+    """The skill a block label names: only ``skills/<name>`` and the older ``skills/<name>/SKILL`` do."""
+    label = label or ""
+    if not label.startswith("skills/"):
+        return None
+    parts = label.split("/")
+    if len(parts) > 3 or (len(parts) == 3 and parts[2] != "SKILL"):
+        return None
+    return parts[1]
+
+
+def read_skill_blocks(blocks: Any) -> list[BlockData]:
+    """The blocks as Letta's listing reads them: every label, and the description of the first
+    block of each skill name only (a bad field elsewhere is never read, so it is no error)."""
+    read, seen = [], set()
+    for index, block in enumerate(blocks):
+        label = read_label(block, index)
+        name = skill_name(label)
+        description = None
+        if name is not None and name not in seen:
+            seen.add(name)
+            description = read_description(block, index, label)
+        read.append(BlockData(index, label, None, description, None, False))
+    return read
+
+
 def render_available_skills(blocks: list[BlockData], client_skills: list[ClientSkillData]) -> str:
     skills: list[tuple[str, str, str]] = []  # (name, first description line, location)
     seen: set[str] = set()
     for block in blocks:
-        label = block.label or ""
-        if not label.startswith("skills/"):
-            continue
-        parts = label.split("/")
-        name = parts[1]
-        # Only skills/<name> and the older skills/<name>/SKILL describe a skill.
-        if len(parts) > 3 or (len(parts) == 3 and parts[2] != "SKILL") or name in seen:
+        name = skill_name(block.label)
+        if name is None or name in seen:
             continue
         seen.add(name)
         skills.append((name, first_line(block.description), default_location(name)))

@@ -6,8 +6,6 @@ import posixpath
 from typing import Any
 
 from ._tree import draw_tree, first_line
-from typing import Any
-
 from .fields import BlockData, ClientSkillData, read_description, read_label
 
 SKILL_FILE = "/SKILL.md"

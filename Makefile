@@ -111,8 +111,8 @@ test-letta: $(LETTA_VENV)/.memprompt
 # `letta server` (2 uvicorn workers) over HTTP, stock and through `memprompt run`, which writes docs/server-bench.md.
 # Two runs: each starts its own PostgreSQL, and Letta fixes its database when it is first imported.
 # MEMPROMPT_E2E_SIZES=100,300,1000 (the default) sets the fan-out sizes.
-test-letta-server: $(SOURCES) tests/letta-0.16.8-constraints.txt scripts/letta_server_env.sh
-	scripts/letta_server_env.sh $(LETTA_SERVER_VENV)
+test-letta-server: $(DIST)/.built tests/letta-0.16.8-constraints.txt scripts/letta_server_env.sh
+	scripts/letta_server_env.sh $(LETTA_SERVER_VENV) $$(ls $(DIST)/memprompt-*.whl)
 	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_server -q -p no:cacheprovider
 	$(LETTA_SERVER_VENV)/bin/python -m pytest tests/letta_e2e -q -p no:cacheprovider
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up the venv for the Letta server tests (tests/letta_server): letta[postgres,server]==0.16.8
 # under the repo's constraints, pgserver (PostgreSQL + pgvector in a wheel), and memprompt itself.
-# Usage: scripts/letta_server_env.sh [VENV]   (default ~/.cache/memprompt/letta-server-venv)
+# Usage: scripts/letta_server_env.sh [VENV [WHEEL]]   (default ~/.cache/memprompt/letta-server-venv; memprompt
+# from WHEEL when given, else built from this checkout)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-$HOME/.cache/memprompt/letta-server-venv}"
@@ -16,4 +17,4 @@ if [ ! -f "$VENV/.installed" ] || [ tests/letta-0.16.8-constraints.txt -nt "$VEN
 		pgserver==0.1.4 pytest==8.4.1 pytest-asyncio==1.1.0 xxhash==4.1.0 hypothesis==6.170.17 letta-client==1.7.12
 	touch "$VENV/.installed"
 fi
-"$VENV/bin/pip" install -q --no-deps .
+"$VENV/bin/pip" install -q --force-reinstall --no-deps "${2:-.}"

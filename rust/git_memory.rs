@@ -41,45 +41,63 @@ pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
         .any(|b| path_parts(&b.label).any(|part| RESERVED.contains(&part)))
 }
 
-/// Writes exactly what Letta writes. Exact unless `needs_reference_fallback(blocks)`.
-pub fn render(out: &mut impl Sink, blocks: &[Block]) -> RenderResult {
+/// Git memory prepared once (labels sorted, the external tree built) and written by
+/// every sink: what Letta writes, exact unless `needs_reference_fallback(blocks)`.
+pub struct GitMemory<'l> {
+    /// The value of the first `system/persona` block, even when there are several.
+    persona: Option<&'l [u8]>,
+    /// `None` when `<memory>` is not written.
+    nested: Option<NestedTags<'l>>,
+    external: Option<ExternalTree<'l>>,
+}
+
+/// Sorts the labels and builds the external tree; `None` when Letta writes nothing.
+pub fn prepare<'l>(blocks: &'l [Block<'_>]) -> RenderResult<Option<GitMemory<'l>>> {
     let is_system = |b: &&Block| b.label.starts_with(SYSTEM_PREFIX);
     if !blocks.iter().any(|b| is_system(&b)) {
-        return Ok(());
+        return Ok(None);
     }
-    w!(out, REMINDER);
-
-    // The first `system/persona` block, even when there are several.
-    if let Some(persona) = blocks.iter().find(|b| *b.label == *PERSONA) {
-        let start = out.len() + 2;
-        w!(
-            out,
-            "\n\n<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n",
-            rstrip_newlines(&persona.value),
-            "\n</self>"
-        );
-        out.section("self", start);
-    }
-
+    let persona = blocks.iter().find(|b| *b.label == *PERSONA).map(|b| rstrip_newlines(&b.value));
     let mut memory = blocks.iter().filter(is_system).filter(|b| *b.label != *PERSONA).peekable();
     let external: Vec<&Block> = blocks
         .iter()
         .filter(|b| !b.label.is_empty() && !b.label.starts_with(SYSTEM_PREFIX) && !b.label.starts_with(SKILLS_PREFIX))
         .collect();
     if memory.peek().is_none() && external.is_empty() {
-        return Ok(());
+        return Ok(Some(GitMemory { persona, nested: None, external: None }));
     }
+    let nested = Some(nested_tags(memory));
+    let external = if external.is_empty() { None } else { Some(external_tree(external)?) };
+    Ok(Some(GitMemory { persona, nested, external }))
+}
 
-    let start = out.len() + 2;
-    w!(out, "\n\n<memory>\n");
-    render_nested(out, memory)?;
-    if !external.is_empty() {
-        w!(out, "<external_projection>\n${MEMORY_DIR}/\n");
-        render_external(out, external)?;
-        w!(out, "</external_projection>\n");
+impl GitMemory<'_> {
+    pub fn write(&self, out: &mut impl Sink) {
+        w!(out, REMINDER);
+        if let Some(persona) = self.persona {
+            let start = out.len() + 2;
+            w!(out, "\n\n<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n", persona, "\n</self>");
+            out.section("self", start);
+        }
+        let Some(nested) = &self.nested else { return };
+        let start = out.len() + 2;
+        w!(out, "\n\n<memory>\n");
+        nested.write(out);
+        if let Some(external) = &self.external {
+            w!(out, "<external_projection>\n${MEMORY_DIR}/\n");
+            external.write(out);
+            w!(out, "</external_projection>\n");
+        }
+        w!(out, "</memory>");
+        out.section("memory", start);
     }
-    w!(out, "</memory>");
-    out.section("memory", start);
+}
+
+/// Prepares and writes in one go (for one sink).
+pub fn render(out: &mut impl Sink, blocks: &[Block]) -> RenderResult {
+    if let Some(git) = prepare(blocks)? {
+        git.write(out);
+    }
     Ok(())
 }
 
@@ -95,7 +113,7 @@ struct Path<'l, 'b> {
 /// The `system/` blocks other than the persona, as nested tags. A path that is
 /// both a block and a prefix of other paths is a tag holding the block's content
 /// and then the nested tags; of two blocks with the same path, the later one wins.
-fn render_nested<'l, 'b: 'l>(out: &mut impl Sink, blocks: impl Iterator<Item = &'l Block<'b>>) -> RenderResult {
+fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> NestedTags<'l> {
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut paths: Vec<Path> = Vec::new();
     for block in blocks {
@@ -110,7 +128,7 @@ fn render_nested<'l, 'b: 'l>(out: &mut impl Sink, blocks: impl Iterator<Item = &
     paths.sort_unstable_by(|a, b| {
         a.head.cmp(&b.head).then_with(|| path_of(a).cmp(path_of(b))).then(a.start.cmp(&b.start))
     });
-    let mut shown = NestedTags(Vec::with_capacity(paths.len()));
+    let mut shown = Vec::with_capacity(paths.len());
     let mut open: &[&[u8]] = &[];
     for (i, p) in paths.iter().enumerate() {
         let path = path_of(p);
@@ -119,11 +137,10 @@ fn render_nested<'l, 'b: 'l>(out: &mut impl Sink, blocks: impl Iterator<Item = &
         }
         let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
         let (description, value) = (strip(&p.block.description), rstrip_newlines(&p.block.value));
-        shown.0.push(Shown { path, common, description, value });
+        shown.push(Shown { start: p.start, end: p.end, common, description, value });
         open = path;
     }
-    shown.write(out);
-    Ok(())
+    NestedTags { parts, shown }
 }
 
 /// One line of the nested tags, indented two spaces per level of `depth`.
@@ -164,22 +181,27 @@ impl TagLine<'_> {
     }
 }
 
-/// A path to draw (the last of a run of equal paths), with what its block shows.
+/// A path to draw (the last of a run of equal paths), `parts[start..end]`, with what its block shows.
 struct Shown<'p> {
-    path: &'p [&'p [u8]],
+    start: usize,
+    end: usize,
     /// How many parts it shares with the path drawn before it.
     common: usize,
     description: &'p [u8],
     value: &'p [u8],
 }
 
-/// The paths to draw, in order.
-struct NestedTags<'p>(Vec<Shown<'p>>);
+/// The paths to draw, in order, and the label parts they index.
+struct NestedTags<'p> {
+    parts: Vec<&'p [u8]>,
+    shown: Vec<Shown<'p>>,
+}
 
 impl NestedTags<'_> {
     fn write(&self, sink: &mut impl Sink) {
         let mut open: &[&[u8]] = &[];
-        for &Shown { path, common, description, value } in &self.0 {
+        for &Shown { start, end, common, description, value } in &self.shown {
+            let path = self.parts.get(start..end).unwrap_or_default();
             close(sink, open, common);
             for (depth, name) in path.iter().enumerate().skip(common) {
                 TagLine { depth, tag: Tag::Open(name) }.write(sink);
@@ -270,7 +292,7 @@ struct Line<'b> {
 /// The file tree of the labels outside `system/` and `skills/`, built in raw-label
 /// order from the stripped labels. A file `x.md` replaces a directory of that name;
 /// a later label through that name fails as Letta's does.
-fn render_external(out: &mut impl Sink, mut blocks: Vec<&Block>) -> RenderResult {
+fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTree<'l>> {
     blocks.sort_by(|a, b| a.label.cmp(&b.label));
 
     let mut tree: HashMap<(usize, Name), Node, FoldState> =
@@ -314,8 +336,7 @@ fn render_external(out: &mut impl Sink, mut blocks: Vec<&Block>) -> RenderResult
         .collect();
     let (lines, starts) =
         bucket_sort(&lines, 2 * dirs, |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp_bytes(&b.name)));
-    ExternalTree { lines, starts }.write(out);
-    Ok(())
+    Ok(ExternalTree { lines, starts })
 }
 
 /// Every directory's lines, as `bucket_sort` gave them.

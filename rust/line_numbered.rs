@@ -3,14 +3,10 @@
 use crate::blocks::{metadata, tag, FOOTER, HEADER};
 use crate::model::Block;
 use crate::out::Sink;
-use crate::text::{Class, Native, Units};
 use crate::w;
 
 /// Letta's `CORE_MEMORY_LINE_NUMBER_WARNING`.
 pub const WARNING: &str = "# NOTE: Line numbers shown below (with arrows like '1\u{2192}') are to help during editing. Do NOT include line number prefixes in your memory edit tool calls.";
-
-/// `"→ "` after a line number, as the UCS-2 units the final `str` holds (no decoding per line).
-const ARROW: Native = Native { units: Units::Two(&[0x2192, 0x20]), class: Class::Ucs2 };
 
 /// Unlike the plain form, the wrapper is written even with no blocks.
 pub fn render(out: &mut impl Sink, blocks: &[Block]) {
@@ -21,9 +17,7 @@ pub fn render(out: &mut impl Sink, blocks: &[Block]) {
         metadata(out, block);
         w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
         if !block.value.is_empty() {
-            for (n, line) in block.value.lines().enumerate() {
-                w!(out, n + 1, ARROW, line, "\n");
-            }
+            out.numbered_lines(&block.value);
         }
         w!(out, "</value>\n</", tag, ">\n");
         if i + 1 != blocks.len() {

@@ -1,9 +1,10 @@
 //! `Memory.compile`: mode selection and section order.
 
 use crate::error::RenderResult;
+use crate::git_memory::{self, GitMemory};
 use crate::model::CompileInput;
 use crate::out::{Render, Sink};
-use crate::{blocks, directories, git_memory, line_numbered, tool_rules};
+use crate::{blocks, directories, line_numbered, tool_rules};
 
 /// The agent types whose memory Letta renders with line numbers for Anthropic models.
 const LINE_NUMBERED_TYPES: [&[u8]; 3] = [b"sleeptime_agent", b"memgpt_v2_agent", b"letta_v1_agent"];
@@ -16,13 +17,31 @@ pub fn is_react(agent_type: &[u8]) -> bool {
     REACT_TYPES.contains(&agent_type)
 }
 
-pub fn compile(out: &mut impl Sink, input: &CompileInput) -> RenderResult {
+/// A compile with its preparation done once (git memory's sorted labels and tree),
+/// so that measuring and writing it render the same prepared form.
+pub struct Compile<'i, 'a> {
+    input: &'i CompileInput<'a>,
+    git: Option<GitMemory<'i>>,
+}
+
+impl<'i, 'a> Compile<'i, 'a> {
+    pub fn prepare(input: &'i CompileInput<'a>) -> RenderResult<Self> {
+        let git =
+            if input.git_enabled && !is_react(&input.agent_type) { git_memory::prepare(&input.blocks)? } else { None };
+        Ok(Compile { input, git })
+    }
+}
+
+pub fn compile(out: &mut impl Sink, prepared: &Compile) -> RenderResult {
+    let input = prepared.input;
     let agent_type: &[u8] = &input.agent_type;
     let react = is_react(agent_type);
     if !react {
         let start = out.len();
         if input.git_enabled {
-            git_memory::render(out, &input.blocks)?;
+            if let Some(git) = &prepared.git {
+                git.write(out);
+            }
         } else if input.anthropic && LINE_NUMBERED_TYPES.contains(&agent_type) {
             line_numbered::render(out, &input.blocks);
         } else {
@@ -46,7 +65,7 @@ pub fn compile(out: &mut impl Sink, input: &CompileInput) -> RenderResult {
     Ok(())
 }
 
-impl Render for CompileInput<'_> {
+impl Render for Compile<'_, '_> {
     fn render(&self, out: &mut impl Sink) -> RenderResult {
         compile(out, self)
     }
@@ -94,6 +113,7 @@ mod tests {
                 }
                 let (a, b) =
                     (input(&utf8[one..=one], agent_type, anthropic), input(&native[one..=one], agent_type, anthropic));
+                let (a, b) = (Compile::prepare(&a).unwrap(), Compile::prepare(&b).unwrap());
                 let expected = Out::of(&a).unwrap();
                 assert_eq!(Out::of(&b).unwrap().buf, expected.buf, "{:?}", values[one]);
                 let fin = Final::of(&b).unwrap();

@@ -5,7 +5,7 @@
 //! and fuzzing. No renderer computes its size by hand: `Count` runs the same code.
 
 use crate::error::{RenderError, RenderResult};
-use crate::model::Int;
+use crate::model::{Int, Text};
 use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::text::{self, Class, Native, Unit, Units};
@@ -83,6 +83,97 @@ pub trait Sink {
             Int::Rendered(t) => self.push(t),
         }
     }
+
+    /// Writes every line of `text` (`s.split("\n")`) as `N→ line\n`, numbered from 1.
+    fn numbered_lines(&mut self, text: &Text<'_>)
+    where
+        Self: Sized,
+    {
+        numbered_lines_each(self, text);
+    }
+}
+
+/// `"→ "` after a line number, as the UCS-2 units the final `str` holds (no decoding per line).
+const ARROW: Native = Native { units: Units::Two(&[0x2192, 0x20]), class: Class::Ucs2 };
+
+/// Numbered lines, one line at a time: every sink can write them so.
+fn numbered_lines_each(out: &mut impl Sink, text: &Text<'_>) {
+    for (n, line) in text.lines().enumerate() {
+        crate::w!(out, n + 1, ARROW, line, "\n");
+    }
+}
+
+/// Total digits of the numbers 1 to `n`.
+fn digits_up_to(n: usize) -> usize {
+    let (mut total, mut low, mut width) = (0, 1usize, 1);
+    while low <= n {
+        let high = low.saturating_mul(10) - 1;
+        total += (n.min(high) - low + 1) * width;
+        if high >= n {
+            break;
+        }
+        (low, width) = (high + 1, width + 1);
+    }
+    total
+}
+
+/// A line number in decimal, counted up in place (no formatting per line).
+struct LineNumber {
+    digits: [u8; 20],
+    start: usize,
+}
+
+impl LineNumber {
+    fn one() -> Self {
+        let mut digits = [b'0'; 20];
+        digits[19] = b'1';
+        LineNumber { digits, start: 19 }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
+    }
+
+    fn increment(&mut self) {
+        for i in (0..20).rev() {
+            if self.digits[i] != b'9' {
+                self.digits[i] += 1;
+                self.start = self.start.min(i);
+                return;
+            }
+            self.digits[i] = b'0';
+        }
+    }
+}
+
+/// Numbered lines of `src` written from the start of `dst`, scanning the units once;
+/// the units written, or `None` when they do not fit.
+fn write_numbered<S: Copy + Into<u32>, D: Unit>(dst: &mut [D], src: &[S]) -> Option<usize> {
+    let (arrow, space, newline) = (D::from_cp(0x2192)?, D::from_cp(0x20)?, D::from_cp(0x0A)?);
+    let mut number = LineNumber::one();
+    let mut at = 0;
+    let prefix = |dst: &mut [D], at: &mut usize, number: &LineNumber| -> Option<()> {
+        let digits = number.as_bytes();
+        let end = at.checked_add(digits.len() + 2)?;
+        let slot = dst.get_mut(*at..end)?;
+        D::copy_ascii(&mut slot[..digits.len()], digits);
+        slot[digits.len()] = arrow;
+        slot[digits.len() + 1] = space;
+        *at = end;
+        Some(())
+    };
+    prefix(dst, &mut at, &number)?;
+    for &unit in src {
+        let cp = unit.into();
+        *dst.get_mut(at)? = D::from_cp(cp)?;
+        at += 1;
+        if cp == 0x0A {
+            number.increment();
+            prefix(dst, &mut at, &number)?;
+        }
+    }
+    *dst.get_mut(at)? = newline;
+    Some(at + 1)
 }
 
 /// Something rendered: a section, a whole prompt. Rendering is deterministic, so the
@@ -175,6 +266,23 @@ impl Sink for Count {
 
     fn spaces(&mut self, n: usize) {
         self.chars = self.chars.saturating_add(n);
+    }
+
+    fn numbered_lines(&mut self, text: &Text<'_>) {
+        // O(1) a line: the lines hold every code point of `text` but its (ASCII) newlines,
+        // so with the arrow the class is the text's class or UCS-2, whichever is wider.
+        let (chars, class, newlines) = match text.native() {
+            Some(n) => (n.len(), n.class, n.count(0x0A)),
+            None => {
+                let (chars, class) = text::measure(text);
+                (chars, class, memchr::memchr_iter(b'\n', text).count())
+            }
+        };
+        let lines = newlines + 1;
+        // Per line: its number, "→ ", the line, "\n"; the lines' own code points are `chars - newlines`.
+        let written = digits_up_to(lines).saturating_add(3 * lines).saturating_add(chars - newlines);
+        self.chars = self.chars.saturating_add(written);
+        self.class = self.class.max(class).max(Class::Ucs2);
     }
 
     fn len(&self) -> usize {
@@ -324,6 +432,39 @@ impl Sink for Wide<'_> {
 
     fn section(&mut self, name: &'static str, start: usize) {
         self.sections.push(Section { name, start, end: self.at });
+    }
+
+    fn numbered_lines(&mut self, text: &Text<'_>) {
+        let Some(native) = text.native() else {
+            return numbered_lines_each(self, text);
+        };
+        if self.broken {
+            return;
+        }
+        let start = self.at;
+        let written = match &mut self.units {
+            UnitsMut::One(u) => u.get_mut(start..).and_then(|d| write_numbered_units(d, native.units)),
+            UnitsMut::Two(u) => u.get_mut(start..).and_then(|d| write_numbered_units(d, native.units)),
+            UnitsMut::Four(u) => u.get_mut(start..).and_then(|d| write_numbered_units(d, native.units)),
+        };
+        self.advance(written);
+        if let (Some(h), false) = (&mut self.hasher, self.broken) {
+            // Hashed from what was just written: the same UTF-8, in order.
+            let units = match &self.units {
+                UnitsMut::One(u) => Native { units: Units::One(&u[start..self.at]), class: Class::Latin1 },
+                UnitsMut::Two(u) => Native { units: Units::Two(&u[start..self.at]), class: Class::Ucs2 },
+                UnitsMut::Four(u) => Native { units: Units::Four(&u[start..self.at]), class: Class::Ucs4 },
+            };
+            units.utf8_chunks(&mut [0u8; 256], |chunk| h.update(chunk));
+        }
+    }
+}
+
+fn write_numbered_units<D: Unit>(dst: &mut [D], src: Units<'_>) -> Option<usize> {
+    match src {
+        Units::One(s) => write_numbered(dst, s),
+        Units::Two(s) => write_numbered(dst, s),
+        Units::Four(s) => write_numbered(dst, s),
     }
 }
 
@@ -546,6 +687,45 @@ mod tests {
             assert_eq!(fin.sections, vec![Section { name: "all", start: 0, end: text::char_len(&out.buf) }]);
             assert_eq!(fin.fingerprint, crate::fingerprint::fingerprint(&out.buf));
         }
+    }
+
+    /// A value's numbered lines, as the line-numbered renderer writes them.
+    struct Numbered<'a>(Text<'a>);
+
+    impl Render for Numbered<'_> {
+        fn render(&self, out: &mut impl Sink) -> RenderResult {
+            out.numbered_lines(&self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn numbered_lines_agree_on_every_sink() {
+        let many: String = (0..120).map(|i| if i % 3 == 0 { "\n" } else { "x" }).collect();
+        for value in ["a", "\n", "a\r\n\nb\n", "\u{e9}\n\0", "\u{2192}\n\u{1F600}", many.as_str()] {
+            let utf8 = value.as_bytes();
+            let cps: Vec<u32> = value.chars().map(u32::from).collect();
+            let (ones, twos): (Vec<u8>, Vec<u16>) =
+                (cps.iter().map(|&c| c as u8).collect(), cps.iter().map(|&c| c as u16).collect());
+            let max = cps.iter().copied().max().unwrap_or(0);
+            let native = match max {
+                0..=0x7F => Native { units: Units::One(&ones), class: Class::Ascii },
+                0x80..=0xFF => Native { units: Units::One(&ones), class: Class::Latin1 },
+                0x100..=0xFFFF => Native { units: Units::Two(&twos), class: Class::Ucs2 },
+                _ => Native { units: Units::Four(&cps), class: Class::Ucs4 },
+            };
+            let expected: String =
+                value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect();
+            for text in [Text::from(utf8), Text::with_native(utf8, native)] {
+                let r = Numbered(text);
+                assert_eq!(Out::of(&r).unwrap().buf, expected.as_bytes(), "{value:?}");
+                let fin = Final::of(&r).unwrap();
+                assert_eq!(fin.to_utf8(), expected.as_bytes(), "{value:?}");
+                assert_eq!(fin.class, fin.exact_class(), "{value:?}");
+                assert_eq!(fin.fingerprint, crate::fingerprint::fingerprint(expected.as_bytes()));
+            }
+        }
+        assert_eq!((digits_up_to(0), digits_up_to(9), digits_up_to(10), digits_up_to(100)), (0, 9, 11, 192));
     }
 
     #[test]

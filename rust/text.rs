@@ -195,6 +195,18 @@ impl<'a> Native<'a> {
         self.len() == 0
     }
 
+    /// How many of its code units are `unit`.
+    pub fn count(&self, unit: u32) -> usize {
+        fn count<T: Copy + Into<u32>>(units: &[T], unit: u32) -> usize {
+            units.iter().map(|&u| usize::from(u.into() == unit)).sum()
+        }
+        match self.units {
+            Units::One(u) => count(u, unit),
+            Units::Two(u) => count(u, unit),
+            Units::Four(u) => count(u, unit),
+        }
+    }
+
     /// The lines of the text, as Python's `s.split("\n")`. Each keeps the whole text's class:
     /// exact for the lines together (they hold every code point but the newlines).
     pub fn lines(self) -> impl Iterator<Item = Native<'a>> {

@@ -239,28 +239,32 @@ impl Tree<'_> {
 
 /// Writes exactly what Letta writes: nothing when there are no blocks and no client skills.
 pub fn render(out: &mut impl Sink, blocks: &[Block], has_client_skills: bool) -> RenderResult {
-    if blocks.is_empty() && !has_client_skills {
-        return Ok(());
-    }
-    let dirs = Dirs::build(blocks);
-    let listing = Listing::new(&dirs);
-    let skills = skills(blocks, &dirs, &listing);
-
-    w!(out, "\n\n<memory_filesystem>\n");
-    Tree { blocks, dirs, listing, skills }.write(out);
-    w!(out, "</memory_filesystem>");
-    Ok(())
+    TreeView::new(blocks, has_client_skills).render(out)
 }
 
-/// The tree view of `blocks` as a `Render`.
-pub struct TreeView<'a> {
-    pub blocks: &'a [Block<'a>],
-    pub has_client_skills: bool,
+/// The tree view of `blocks`, built once and written by every sink; `None` when Letta writes nothing.
+pub struct TreeView<'a>(Option<Tree<'a>>);
+
+impl<'a> TreeView<'a> {
+    pub fn new(blocks: &'a [Block<'a>], has_client_skills: bool) -> Self {
+        if blocks.is_empty() && !has_client_skills {
+            return TreeView(None);
+        }
+        let dirs = Dirs::build(blocks);
+        let listing = Listing::new(&dirs);
+        let skills = skills(blocks, &dirs, &listing);
+        TreeView(Some(Tree { blocks, dirs, listing, skills }))
+    }
 }
 
 impl Render for TreeView<'_> {
     fn render(&self, out: &mut impl Sink) -> RenderResult {
-        render(out, self.blocks, self.has_client_skills)
+        if let Some(tree) = &self.0 {
+            w!(out, "\n\n<memory_filesystem>\n");
+            tree.write(out);
+            w!(out, "</memory_filesystem>");
+        }
+        Ok(())
     }
 }
 

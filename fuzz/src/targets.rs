@@ -12,9 +12,9 @@ use memprompt::model::{Block, Chars, ClientSkill};
 use memprompt::out::{Final, Out, Render, Sink};
 use memprompt::posix_path;
 use memprompt::skills::{self, Cwd, Rendered};
+use memprompt::system_message::{SystemMessage, PLACEHOLDER};
 use memprompt::timestamp::{self, DateTime, Local, Zone};
 use memprompt::tool_rules::{self, Group, Prompt, RuleKind, ToolRule};
-use memprompt::system_message::{SystemMessage, PLACEHOLDER};
 use memprompt::tree_view::TreeView;
 use memprompt::{batch, git_memory, memory, system_message, tree_view};
 
@@ -75,7 +75,7 @@ impl Render for SkillsIn<'_> {
 
 fn render_compile(input: &memprompt::model::CompileInput) -> (Out, memprompt::error::RenderResult) {
     let mut out = Out::default();
-    let result = memory::compile(&mut out, input);
+    let result = memory::Compile::prepare(input).and_then(|c| memory::compile(&mut out, &c));
     (out, result)
 }
 
@@ -90,7 +90,7 @@ pub fn compile(data: &[u8], export: bool) -> Option<Json> {
         Ok(()) => {
             check::valid_text(&out.buf);
             check::sections(&out);
-            check::final_width(&input, &out);
+            check::final_width(&memory::Compile::prepare(&input).expect("prepared once already"), &out);
             let has = |name: &str| out.sections.iter().any(|s| s.name == name);
             assert_eq!(has("tool_usage_rules"), input.tool_usage_rules.is_some());
             assert_eq!(has("directories"), !input.sources.is_empty());
@@ -318,7 +318,7 @@ pub fn tree(data: &[u8], export: bool) -> Option<Json> {
     let result = tree_view::render(&mut out, &list, t.has_client_skills);
     if result.is_ok() {
         check::valid_text(&out.buf);
-        check::final_width(&TreeView { blocks: &list, has_client_skills: t.has_client_skills }, &out);
+        check::final_width(&TreeView::new(&list, t.has_client_skills), &out);
         assert_eq!(out.buf.is_empty(), list.is_empty() && !t.has_client_skills);
         if !out.buf.is_empty() {
             assert!(out.buf.starts_with(b"\n\n<memory_filesystem>\n"));
@@ -502,8 +502,12 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
 
     let template = &p.template.0;
     let memory = &p.memory.0;
-    let system =
-        SystemMessage { template, memory: Chars::Utf8(memory), metadata: Chars::Utf8(&block.buf), append_if_missing: p.append };
+    let system = SystemMessage {
+        template,
+        memory: Chars::Utf8(memory),
+        metadata: Chars::Utf8(&block.buf),
+        append_if_missing: p.append,
+    };
     let message = Out::of(&system).expect("a system message always renders");
     check::valid_text(&message.buf);
     check::final_width(&system, &message);

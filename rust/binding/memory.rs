@@ -11,6 +11,7 @@ use super::inputs;
 use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
 use crate::git_memory;
 use crate::memory;
+use crate::memory::Compile;
 use crate::model::CompileInput;
 use crate::out::Section;
 use crate::skills::AvailableSkills;
@@ -107,12 +108,14 @@ fn compile<'py>(
             return Ok(done(found));
         }
     }
+    let compile = Compile::prepare(&input).map_err(super::to_py_err)?;
     let (text, found) = if detail {
-        let (text, sections, fingerprint) = render_str_hashed(py, &input)?;
+        let (text, sections, fingerprint) = render_str_hashed(py, &compile)?;
         (text, Some(Detail::of(fingerprint, &sections)))
     } else {
-        (render_str(py, &input)?.0, None)
+        (render_str(py, &compile)?.0, None)
     };
+    drop(compile);
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
         let git_enabled = given.git_enabled;
@@ -353,7 +356,9 @@ pub fn compile_many<'py>(
         let input = read_input(&strings, &given)?;
         inputs.push((!needs_reference(&input)).then_some(input));
     }
-    render_strs(py, &inputs)
+    let compiles = inputs.iter().map(|i| i.as_ref().map(Compile::prepare).transpose());
+    let compiles = compiles.collect::<Result<Vec<_>, _>>().map_err(super::to_py_err)?;
+    render_strs(py, &compiles)
 }
 
 /// `<available_skills>` from the skill blocks and the client's skills.
@@ -387,7 +392,7 @@ pub fn render_memory_filesystem<'py>(
         Some(list) => list.is_truthy()?,
         None => false,
     };
-    render_str(py, &TreeView { blocks: &blocks, has_client_skills }).map(|(text, _)| text)
+    render_str(py, &TreeView::new(&blocks, has_client_skills)).map(|(text, _)| text)
 }
 
 /// The file blocks with later duplicates of a label dropped, as Letta's validator does.

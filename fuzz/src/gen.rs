@@ -6,7 +6,6 @@
 //! point; now and then a text is repeated to grow large. Labels are paths built from
 //! a small pool of parts (so they collide), sometimes thousands of parts deep.
 
-use std::borrow::Cow;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memprompt::model::{Block, ClientSkill, CompileInput, FileBlock, Int, Source, ToolUsageRules};

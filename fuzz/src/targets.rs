@@ -1,7 +1,6 @@
 //! One function per fuzz target: decode the input, render, check the invariants, and
 //! (for the corpus export) describe the input and the outcome as JSON.
 
-use std::borrow::Cow;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memprompt::error::RenderResult;

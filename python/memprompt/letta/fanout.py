@@ -9,8 +9,9 @@ transaction: after an interruption every message[0] is either old or new, and th
 
 Each written text is the one stock's one-by-one rebuild writes. Letta loads an agent's blocks without an
 ORDER BY, so their order (and the prompt's) is whatever PostgreSQL's plan for a one-agent query returns,
-and a batched load returns another: each agent's block order is read by that same one-agent query (one
-small statement per agent), and an agent with several sources or open files is loaded as stock loads it.
+and a batched load returns another: an agent with more than one block, source or open file is loaded
+again exactly as stock's rebuild loads it (a query of our own for the same rows was seen to be planned
+differently at 1,000 agents and to return another order).
 """
 
 from __future__ import annotations
@@ -111,32 +112,15 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
 
 async def _in_stock_order(agent_manager: Any, states: list[Any], actor: Any) -> list[Any]:
     """The agents' states with their blocks in the order stock's own one-agent load returns them."""
-    from letta.orm.block import Block as BlockModel
-    from letta.orm.blocks_agents import BlocksAgents
-    from letta.server.db import db_registry
-    from sqlalchemy import select
-
     ordered = []
-    # One session (one connection) for every agent's order query.
-    async with db_registry.async_session() as session:
-        for state in states:
-            if len(state.sources) > 1 or len(state.memory.file_blocks) > 1:
-                # Their order is unordered too: the agent as stock's rebuild loads it.
-                state = await agent_manager.get_agent_by_id_async(
-                    agent_id=state.id, actor=actor, include_relationships=["memory", "sources"]
-                )
-            elif len(state.memory.blocks) > 1:
-                # The statement SQLAlchemy's selectin load of Agent.core_memory runs for one agent.
-                query = (
-                    select(BlocksAgents.agent_id, BlockModel)
-                    .join(BlocksAgents, BlockModel.id == BlocksAgents.block_id)
-                    .where(BlocksAgents.agent_id.in_([state.id]))
-                )
-                order = [block.id for _, block in (await session.execute(query)).all()]
-                by_id = {block.id: block for block in state.memory.blocks}
-                if sorted(order) == sorted(by_id):
-                    state.memory.blocks = [by_id[block_id] for block_id in order]
-            ordered.append(state)
+    for state in states:
+        if len(state.memory.blocks) > 1 or len(state.sources) > 1 or len(state.memory.file_blocks) > 1:
+            # Unordered in Letta (no ORDER BY): only stock's very load gives stock's order; a query of our
+            # own that returns the same rows can be planned differently and return another order.
+            state = await agent_manager.get_agent_by_id_async(
+                agent_id=state.id, actor=actor, include_relationships=["memory", "sources", "tools"]
+            )
+        ordered.append(state)
     return ordered
 
 

@@ -140,3 +140,27 @@ async def stock_fan_out_texts(server, actor, agent_ids) -> list[str]:
             )
             texts.append(message.content[0].text)
     return texts
+
+
+def in_label_order(texts: list[str]) -> list[str]:
+    """Each text with the blocks inside ``<memory_blocks>`` sorted by label, everything else byte for byte:
+    Letta 0.16.8 loads an agent's blocks with no ORDER BY, so stock itself writes them in whichever order
+    PostgreSQL's plan returns (test_fanout.test_stock_block_order_is_the_planners)."""
+    return [_blocks_in_label_order(text) for text in texts]
+
+
+def _blocks_in_label_order(text: str) -> str:
+    lines = text.split("\n")
+    start, end = lines.index("<memory_blocks>"), lines.index("</memory_blocks>")
+    head, blocks, label = [], [], None
+    for line in lines[start + 1 : end]:
+        if label is None and line.startswith("<") and not line.startswith("</"):
+            label = line[1:-1]
+            blocks.append([line])
+        elif label is not None:
+            blocks[-1].append(line)
+            label = None if line == f"</{label}>" else label
+        elif not blocks:
+            head.append(line)
+    body = "\n\n".join("\n".join(block) for block in sorted(blocks, key=lambda block: block[0]))
+    return "\n".join([*lines[: start + 1], *head, body, "", *lines[end:]])

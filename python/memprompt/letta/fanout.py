@@ -7,11 +7,10 @@ relationships batched), the message and passage counts in one grouped statement 
 one, the memories compiled together, and only the message[0]s whose text changes written, in one
 transaction: after an interruption every message[0] is either old or new, and the next update completes it.
 
-Each written text is the one stock's one-by-one rebuild writes. Letta loads an agent's blocks without an
-ORDER BY, so their order (and the prompt's) is whatever PostgreSQL's plan for a one-agent query returns,
-and a batched load returns another: an agent with more than one block, source or open file is loaded
-again exactly as stock's rebuild loads it (a query of our own for the same rows was seen to be planned
-differently at 1,000 agents and to return another order).
+Each written text is the one stock's rebuild writes from the same agent state. Letta loads an agent's blocks
+with no ORDER BY, so their order (and with it the prompt's) is whatever PostgreSQL's plan returns: stock's
+own one-agent load returns different orders for the same agent from one call to the next (seen for 17 of
+300 agents, nothing written in between), and Letta's batched load, used here, another again.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     states = await agent_manager.get_agents_by_ids_async(
         agent_ids=agent_ids, actor=actor, include_relationships=["memory", "sources"]
     )
-    states = await _in_stock_order(agent_manager, [state for state in states if state.message_ids], actor)
+    states = [state for state in states if state.message_ids]
     if not states:
         return 0
     memories = compile_agent_memories(states)
@@ -92,7 +91,7 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
             if state.message_ids[0] in rows
         ]
         for agent in agents:
-            agent.text = message_text(agent.message.to_pydantic())
+            agent.text = _stored_text(agent.message)
         recorded = await stamps.load({a.message.id: a.text for a in agents if a.text is not None}) if stable else {}
         for agent in agents:
             if stable and _current(agent, recorded.get(agent.message.id)):
@@ -110,18 +109,13 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     return len(written)
 
 
-async def _in_stock_order(agent_manager: Any, states: list[Any], actor: Any) -> list[Any]:
-    """The agents' states with their blocks in the order stock's own one-agent load returns them."""
-    ordered = []
-    for state in states:
-        if len(state.memory.blocks) > 1 or len(state.sources) > 1 or len(state.memory.file_blocks) > 1:
-            # Unordered in Letta (no ORDER BY): only stock's very load gives stock's order; a query of our
-            # own that returns the same rows can be planned differently and return another order.
-            state = await agent_manager.get_agent_by_id_async(
-                agent_id=state.id, actor=actor, include_relationships=["memory", "sources", "tools"]
-            )
-        ordered.append(state)
-    return ordered
+def _stored_text(row: Any) -> Optional[str]:
+    # One text part (every message[0] Letta writes) read off the row; else as Letta reads the whole message.
+    content = row.content
+    if content and len(content) == 1 and isinstance(getattr(content[0], "text", None), str):
+        text: str = content[0].text
+        return text
+    return message_text(row.to_pydantic())
 
 
 def _current(agent: _Agent, stamp: Any) -> bool:

@@ -2,7 +2,8 @@
 //! `None` or `(description, value)` out.
 //!
 //! Letta validates the rules with pydantic's lax mode before it renders them. The
-//! fast path here takes the inputs whose validation is trivial: a `list` or `tuple`
+//! fast path (decided by `tool_rules::RuleFields` on the values converted here) takes
+//! the inputs whose validation is trivial: a `list` or `tuple`
 //! of plain `dict`s with `str` keys and values of the exact types Letta declares
 //! (str, list of str, int, bool, dict, None), and the exact objects of Letta's own
 //! rule classes. Everything else (a coercion to make, an error to raise, a subclass

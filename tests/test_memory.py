@@ -287,7 +287,7 @@ def test_reserved_git_labels_are_handed_to_the_reference_and_render_as_it_does()
     assert "{'b': {'__value__': 'v', '__description__': '', '__label__': 'system/a/__value__/b'}}" in memory.compile()
 
 
-def test_a_subclass_is_handed_off_with_its_own_fields():
+def test_a_subclass_is_handed_off_too():
     class Named(mp.Memory):
         pass
 

@@ -3,8 +3,9 @@
 //!
 //! A datetime is its seven fields; arithmetic goes through a count of
 //! microseconds since 0001-01-01 00:00, which is exact over Python's whole
-//! range (years 1 to 9999) and orders like Python's naive comparison. Zones are
-//! kept by name in a `ZoneCache`.
+//! range (years 1 to 9999) and orders like Python's naive comparison. A zone
+//! pytz built is read into a `PytzZone`, `Zone::from_pytz` decides whether Rust
+//! renders it, and zones are kept by name in a `ZoneCache`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,9 @@
 //!
 //! A datetime is its seven fields; arithmetic goes through a count of
 //! microseconds since 0001-01-01 00:00, which is exact over Python's whole
-//! range (years 1 to 9999) and orders like Python's naive comparison. Zones are
-//! kept by name in a `ZoneCache`.
+//! range (years 1 to 9999) and orders like Python's naive comparison. A zone
+//! pytz built is read into a `PytzZone`, `Zone::from_pytz` decides whether Rust
+//! renders it, and zones are kept by name in a `ZoneCache`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -120,6 +121,38 @@ impl Local {
     }
 }
 
+/// A `utcoffset` and `tzname` as pytz keeps them, read from Python: a `timedelta` as its
+/// (days, seconds, microseconds) and a `str`; `None` where the object is of another type.
+#[derive(Debug, Clone, Default)]
+pub struct PytzLocal {
+    pub offset: Option<(i64, i64, i64)>,
+    pub name: Option<String>,
+}
+
+impl PytzLocal {
+    /// The offset and name, when `strftime` prints the name unchanged (printable ASCII).
+    fn local(&self) -> Option<Local> {
+        let name = self.name.as_deref().filter(|n| n.bytes().all(|b| (0x20..0x7f).contains(&b)))?;
+        let (days, seconds, microseconds) = self.offset?;
+        Some(Local::new(name.as_bytes(), delta_micros(days, seconds, microseconds)?))
+    }
+}
+
+/// The object `pytz.timezone(name)` returned, read into plain values (`None` where a value
+/// is not of the type pytz uses).
+#[derive(Debug, Clone)]
+pub enum PytzZone {
+    /// `pytz.utc` itself.
+    Utc,
+    /// A `StaticTzInfo`: its `_utcoffset` and `_tzname`.
+    Static(PytzLocal),
+    /// A `DstTzInfo`: `_utc_transition_times` (naive datetimes), `_transition_info` (its
+    /// `(utcoffset, dst, tzname)` triples), and its own `_utcoffset` and `_tzname`.
+    Dst { utc_times: Vec<Option<DateTime>>, infos: Vec<Option<PytzLocal>>, base: PytzLocal },
+    /// Any other `tzinfo`.
+    Other,
+}
+
 /// A pytz timezone, as tables read once from the object `pytz.timezone` returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Zone {
@@ -139,6 +172,21 @@ pub enum Zone {
 }
 
 impl Zone {
+    /// The zone Rust renders as pytz does; `None` when Python must do the work (a zone of a
+    /// kind pytz does not build, a value of an unexpected type, a name `strftime` may change).
+    pub fn from_pytz(zone: &PytzZone) -> Option<Zone> {
+        match zone {
+            PytzZone::Utc => Some(Zone::Utc),
+            PytzZone::Static(base) => base.local().map(Zone::Fixed),
+            PytzZone::Dst { utc_times, infos, base } => {
+                let utc_times: Option<Vec<i64>> = utc_times.iter().map(|t| t.map(|t| t.to_micros())).collect();
+                let infos: Option<Vec<Local>> = infos.iter().map(|info| info.as_ref()?.local()).collect();
+                Zone::transitions(utc_times?, infos?, base.local()?)
+            }
+            PytzZone::Other => None,
+        }
+    }
+
     /// A `DstTzInfo`'s tables; `None` unless both are non-empty and of the same length.
     pub fn transitions(utc_times: Vec<i64>, infos: Vec<Local>, base: Local) -> Option<Zone> {
         if infos.is_empty() || utc_times.len() != infos.len() {
@@ -386,5 +434,50 @@ mod tests {
         assert_eq!(bisect_right(&[1, 5, 5, 9], 5), 3);
         assert_eq!(bisect_right(&[1, 5, 9], 0), 0);
         assert_eq!(bisect_right(&[1, 5, 9], 10), 3);
+    }
+
+    #[test]
+    fn a_zone_from_pytz_when_every_value_is_of_pytz_s_type() {
+        let pytz_local =
+            |name: &str, hours: i64| PytzLocal { offset: Some((0, hours * 3600, 0)), name: Some(name.into()) };
+        // pytz keeps a negative offset as days=-1 and positive seconds.
+        let est = PytzLocal { offset: Some((-1, 86_400 - 5 * 3600, 0)), name: Some("EST".into()) };
+        let new_york = PytzZone::Dst {
+            utc_times: vec![Some(dt(1, 1, 1, 0, 0, 0, 0)), Some(dt(2000, 1, 1, 0, 0, 0, 0))],
+            infos: vec![Some(pytz_local("LMT", -5)), Some(est.clone())],
+            base: pytz_local("LMT", -5),
+        };
+        let expected = Zone::transitions(
+            vec![dt(1, 1, 1, 0, 0, 0, 0).to_micros(), dt(2000, 1, 1, 0, 0, 0, 0).to_micros()],
+            vec![Local::new(b"LMT", -5 * H), Local::new(b"EST", -5 * H)],
+            Local::new(b"LMT", -5 * H),
+        );
+        assert_eq!(Zone::from_pytz(&new_york), expected);
+        assert_eq!(Zone::from_pytz(&PytzZone::Utc), Some(Zone::Utc));
+        assert_eq!(Zone::from_pytz(&PytzZone::Static(est)), Some(Zone::Fixed(Local::new(b"EST", -5 * H))));
+        assert_eq!(Zone::from_pytz(&PytzZone::Other), None);
+    }
+
+    #[test]
+    fn python_renders_a_zone_with_any_value_rust_does_not_model() {
+        let good = || PytzLocal { offset: Some((0, 3600, 0)), name: Some("CET".into()) };
+        let dst = |utc_times, infos, base| PytzZone::Dst { utc_times, infos, base };
+        let one_time = || vec![Some(dt(1970, 1, 1, 0, 0, 0, 0))];
+        let not_modelled = [
+            dst(vec![None], vec![Some(good())], good()),
+            dst(one_time(), vec![None], good()),
+            dst(one_time(), vec![Some(good())], PytzLocal { name: None, ..good() }),
+            dst(one_time(), vec![Some(PytzLocal { offset: None, ..good() })], good()),
+            dst(one_time(), vec![Some(good()), Some(good())], good()),
+            dst(Vec::new(), Vec::new(), good()),
+            PytzZone::Static(PytzLocal { name: Some("\u{e9}t\u{e9}".into()), ..good() }),
+            PytzZone::Static(PytzLocal { name: Some("tab\t".into()), ..good() }),
+            PytzZone::Static(PytzLocal { offset: Some((i64::MAX, 0, 0)), ..good() }),
+        ];
+        for zone in not_modelled {
+            assert_eq!(Zone::from_pytz(&zone), None, "{zone:?}");
+        }
+        let printable = PytzLocal { name: Some(" ~+05:30".into()), ..good() };
+        assert_eq!(Zone::from_pytz(&PytzZone::Static(printable)), Some(Zone::Fixed(Local::new(b" ~+05:30", H))));
     }
 }

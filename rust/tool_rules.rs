@@ -7,6 +7,7 @@
 //! parent, terminal; input order within a group), skips empty texts, joins them
 //! with `"\n"` and drops NUL characters (Letta's `Block` validator does).
 
+use crate::error::{RenderError, RenderResult};
 use crate::model::{Int, Text, ToolUsageRules};
 use crate::out::{Out, Sink};
 use crate::w;
@@ -49,6 +50,45 @@ pub enum Group {
 /// The groups whose rules the block renders, in the block's order.
 pub const RENDERED_GROUPS: [Group; 5] =
     [Group::Init, Group::Continue, Group::ChildBased, Group::Parent, Group::Terminal];
+
+impl Group {
+    pub const ALL: [Group; 7] = [
+        Group::Init,
+        Group::Continue,
+        Group::ChildBased,
+        Group::Parent,
+        Group::Terminal,
+        Group::RequiredBeforeExit,
+        Group::RequiresApproval,
+    ];
+
+    /// The group the reference names (`ValidatedRule.group`).
+    pub fn named(name: &[u8]) -> RenderResult<Group> {
+        Ok(match name {
+            b"init" => Group::Init,
+            b"continue" => Group::Continue,
+            b"child_based" => Group::ChildBased,
+            b"parent" => Group::Parent,
+            b"terminal" => Group::Terminal,
+            b"required_before_exit" => Group::RequiredBeforeExit,
+            b"requires_approval" => Group::RequiresApproval,
+            other => {
+                let other = String::from_utf8_lossy(other);
+                return Err(RenderError::Type(format!("unknown tool rule group {other:?}")));
+            }
+        })
+    }
+}
+
+/// The rules' indices in the order Letta renders them: by group, in input order within one.
+pub fn render_order(groups: &[Group]) -> impl Iterator<Item = usize> + '_ {
+    RENDERED_GROUPS.into_iter().flat_map(move |group| (0..groups.len()).filter(move |&i| groups[i] == group))
+}
+
+/// Python's error when `"\n".join(texts)` meets a text at `position` that is no `str`.
+pub fn join_error(position: usize, type_name: &str) -> RenderError {
+    RenderError::Type(format!("sequence item {position}: expected str instance, {type_name} found"))
+}
 
 impl RuleKind {
     pub const ALL: [RuleKind; 9] = [
@@ -110,9 +150,177 @@ impl RuleKind {
         }
     }
 
+    /// The kind of Letta's class named `name`.
+    pub fn of_letta_class(name: &str) -> Option<RuleKind> {
+        RuleKind::ALL.into_iter().find(|k| k.letta_class() == name)
+    }
+
     /// Whether the type has a `children` list that its text shows.
     pub fn has_children(self) -> bool {
         matches!(self, RuleKind::ConstrainChildTools | RuleKind::ParentLastTool)
+    }
+
+    /// Whether a rule of this type has a text (`render_prompt` writes one).
+    pub fn renders(self) -> bool {
+        !matches!(self, RuleKind::RunFirst | RuleKind::RequiresApproval)
+    }
+}
+
+/// A rule field's value as the fast path sees it: one of the types Letta declares, or `Other`.
+#[derive(Debug, Clone)]
+pub enum FieldValue<'a> {
+    None,
+    /// A `str`; `exact` unless it is a subclass.
+    Str {
+        text: Text<'a>,
+        exact: bool,
+    },
+    /// An exact `int` that fits in an i64.
+    Int(i64),
+    /// An exact `bool`.
+    Bool,
+    /// An exact `list` of exact `str`.
+    StrList(Vec<Text<'a>>),
+    /// An exact `dict`: its size, and whether every key / every value is an exact `str`.
+    Dict {
+        len: usize,
+        str_keys: bool,
+        str_values: bool,
+    },
+    Other,
+}
+
+impl<'a> FieldValue<'a> {
+    fn exact_str(&self) -> Option<Text<'a>> {
+        match self {
+            FieldValue::Str { text, exact: true } => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn str_list(&self) -> Option<Vec<Text<'a>>> {
+        match self {
+            FieldValue::StrList(items) => Some(items.clone()),
+            _ => None,
+        }
+    }
+
+    fn int(&self) -> Option<Int<'static>> {
+        match self {
+            FieldValue::Int(n) => Some(Int::Small(*n)),
+            _ => None,
+        }
+    }
+}
+
+/// Whether an optional field is absent, None, or passes `ok`.
+fn absent_none_or(field: &Option<FieldValue>, ok: impl FnOnce(&FieldValue) -> bool) -> bool {
+    match field {
+        None | Some(FieldValue::None) => true,
+        Some(value) => ok(value),
+    }
+}
+
+/// The fields a rule may hold, across all types, as a rule dict or Letta's object gives them
+/// (`None`: absent). The fast path renders a rule only when its validation is trivial.
+#[derive(Debug, Default)]
+pub struct RuleFields<'a> {
+    pub tool_name: Option<FieldValue<'a>>,
+    pub tag: Option<FieldValue<'a>>,
+    pub prompt_template: Option<FieldValue<'a>>,
+    pub args: Option<FieldValue<'a>>,
+    pub children: Option<FieldValue<'a>>,
+    pub child_arg_nodes: Option<FieldValue<'a>>,
+    pub default_child: Option<FieldValue<'a>>,
+    pub child_output_mapping: Option<FieldValue<'a>>,
+    pub require_output_mapping: Option<FieldValue<'a>>,
+    pub max_count_limit: Option<FieldValue<'a>>,
+}
+
+impl<'a> RuleFields<'a> {
+    /// The field a dict key names; `None` for a key no rule type has.
+    pub fn slot(&mut self, key: &[u8]) -> Option<&mut Option<FieldValue<'a>>> {
+        Some(match key {
+            b"tool_name" => &mut self.tool_name,
+            b"type" => &mut self.tag,
+            b"prompt_template" => &mut self.prompt_template,
+            b"args" => &mut self.args,
+            b"children" => &mut self.children,
+            b"child_arg_nodes" => &mut self.child_arg_nodes,
+            b"default_child" => &mut self.default_child,
+            b"child_output_mapping" => &mut self.child_output_mapping,
+            b"require_output_mapping" => &mut self.require_output_mapping,
+            b"max_count_limit" => &mut self.max_count_limit,
+            _ => return None,
+        })
+    }
+
+    /// The type its `type` field names.
+    fn kind(&self) -> Option<RuleKind> {
+        match self.tag.as_ref()? {
+            FieldValue::Str { text, .. } => RuleKind::from_tag(text),
+            _ => None,
+        }
+    }
+
+    /// No field that `kind` does not have.
+    fn only_fields_of(&self, kind: RuleKind) -> bool {
+        let absent = |f: &Option<FieldValue>| f.is_none();
+        (kind == RuleKind::RunFirst || absent(&self.args))
+            && (kind.has_children() || absent(&self.children))
+            && (kind == RuleKind::ConstrainChildTools || absent(&self.child_arg_nodes))
+            && (kind == RuleKind::Conditional
+                || absent(&self.default_child)
+                    && absent(&self.child_output_mapping)
+                    && absent(&self.require_output_mapping))
+            && (kind == RuleKind::MaxCountPerStep || absent(&self.max_count_limit))
+    }
+
+    /// The rule of a dict that pydantic's lax mode takes as it is; `None` for anything else
+    /// (a coercion to make or an error to raise: the reference validates it).
+    pub fn into_dict_rule(self) -> Option<ToolRule<'a>> {
+        let kind = self.kind()?;
+        if !self.only_fields_of(kind) || !absent_none_or(&self.prompt_template, |t| t.exact_str().is_some()) {
+            return None;
+        }
+        let mut rule = ToolRule::new(kind, self.tool_name.as_ref()?.exact_str()?);
+        match kind {
+            RuleKind::RunFirst => {
+                absent_none_or(&self.args, |args| matches!(args, FieldValue::Dict { str_keys: true, .. }))
+                    .then_some(())?;
+            }
+            RuleKind::ConstrainChildTools | RuleKind::ParentLastTool => {
+                rule.children = self.children.as_ref()?.str_list()?;
+                absent_none_or(&self.child_arg_nodes, |_| false).then_some(())?;
+            }
+            RuleKind::Conditional => {
+                absent_none_or(&self.default_child, |d| d.exact_str().is_some()).then_some(())?;
+                let mapping = self.child_output_mapping.as_ref()?;
+                matches!(mapping, FieldValue::Dict { len: 1.., str_values: true, .. }).then_some(())?;
+                let flag = self.require_output_mapping.as_ref();
+                flag.is_none_or(|flag| matches!(flag, FieldValue::Bool)).then_some(())?;
+            }
+            RuleKind::MaxCountPerStep => rule.max_count_limit = self.max_count_limit.as_ref()?.int()?,
+            RuleKind::ExitLoop | RuleKind::ContinueLoop | RuleKind::RequiredBeforeExit | RuleKind::RequiresApproval => {
+            }
+        }
+        Some(rule)
+    }
+
+    /// The rule of an exact object of Letta's class for `kind` (pydantic takes it as it is),
+    /// when its `type` agrees and the fields its text uses have their declared types.
+    pub fn into_letta_object_rule(self, kind: RuleKind) -> Option<ToolRule<'a>> {
+        if self.kind()? != kind {
+            return None;
+        }
+        let mut rule = ToolRule::new(kind, self.tool_name.as_ref()?.exact_str()?);
+        if kind.has_children() {
+            rule.children = self.children.as_ref()?.str_list()?;
+        }
+        if kind == RuleKind::MaxCountPerStep {
+            rule.max_count_limit = self.max_count_limit.as_ref()?.int()?;
+        }
+        Some(rule)
     }
 }
 
@@ -330,5 +538,194 @@ mod tests {
         }
         assert_eq!(RuleKind::from_tag(b"EXIT_LOOP"), None);
         assert_eq!(RuleKind::from_tag(b""), None);
+    }
+
+    fn text(s: &'static str) -> FieldValue<'static> {
+        FieldValue::Str { text: Text::from(s.as_bytes()), exact: true }
+    }
+
+    /// A rule dict's fields, from `(key, value)` pairs; `None` when a key is no field.
+    fn dict(pairs: Vec<(&str, FieldValue<'static>)>) -> Option<RuleFields<'static>> {
+        let mut fields = RuleFields::default();
+        for (key, value) in pairs {
+            *fields.slot(key.as_bytes())? = Some(value);
+        }
+        Some(fields)
+    }
+
+    fn shown(rule: Option<ToolRule>) -> Option<String> {
+        let rule = rule?;
+        let mut out = Out::default();
+        render_prompt(&mut out, &rule);
+        Some(format!("{:?} {}", rule.kind, String::from_utf8(out.buf).unwrap()))
+    }
+
+    #[test]
+    fn a_trivial_dict_is_a_rule_of_its_type() {
+        let names = FieldValue::StrList(vec![Text::from(b"b"), Text::from(b"c")]);
+        let cases = vec![
+            (
+                vec![("type", text("exit_loop")), ("tool_name", text("t")), ("prompt_template", FieldValue::None)],
+                "ExitLoop <tool_rule>\nt ends your response (yields control) when called\n</tool_rule>",
+            ),
+            (
+                vec![("type", text("constrain_child_tools")), ("tool_name", text("a")), ("children", names.clone())],
+                "ConstrainChildTools <tool_rule>\nAfter using a, you must use one of these tools: b, c\n</tool_rule>",
+            ),
+            (
+                vec![("type", text("parent_last_tool")), ("tool_name", text("p")), ("children", names)],
+                "ParentLastTool <tool_rule>\nb, c can only be used after p\n</tool_rule>",
+            ),
+            (
+                vec![
+                    ("type", text("max_count_per_step")),
+                    ("tool_name", text("m")),
+                    ("max_count_limit", FieldValue::Int(3)),
+                ],
+                "MaxCountPerStep <tool_rule>\nm: at most 3 use(s) per response\n</tool_rule>",
+            ),
+            (
+                vec![
+                    ("type", text("conditional")),
+                    ("tool_name", text("c")),
+                    ("default_child", text("d")),
+                    ("child_output_mapping", FieldValue::Dict { len: 1, str_keys: false, str_values: true }),
+                    ("require_output_mapping", FieldValue::Bool),
+                ],
+                "Conditional <tool_rule>\nc will determine which tool to use next based on its output\n</tool_rule>",
+            ),
+            (
+                vec![
+                    ("type", FieldValue::Str { text: Text::from(b"run_first"), exact: false }),
+                    ("tool_name", text("i")),
+                    ("args", FieldValue::Dict { len: 2, str_keys: true, str_values: false }),
+                ],
+                "RunFirst ",
+            ),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(shown(dict(pairs).unwrap().into_dict_rule()).as_deref(), Some(expected));
+        }
+    }
+
+    #[test]
+    fn a_dict_that_pydantic_must_coerce_or_refuse_is_left_to_the_reference() {
+        let exit = || vec![("type", text("exit_loop")), ("tool_name", text("t"))];
+        let with = |extra: (&'static str, FieldValue<'static>)| {
+            let mut pairs = exit();
+            pairs.push(extra);
+            pairs
+        };
+        let subclass = FieldValue::Str { text: Text::from(b"t"), exact: false };
+        let refused = vec![
+            vec![("tool_name", text("t"))],
+            vec![("type", text("EXIT_LOOP")), ("tool_name", text("t"))],
+            vec![("type", FieldValue::Int(1)), ("tool_name", text("t"))],
+            vec![("type", text("exit_loop"))],
+            vec![("type", text("exit_loop")), ("tool_name", subclass)],
+            vec![("type", text("exit_loop")), ("tool_name", FieldValue::Other)],
+            with(("prompt_template", FieldValue::Int(1))),
+            with(("children", FieldValue::StrList(Vec::new()))),
+            with(("max_count_limit", FieldValue::Int(1))),
+            with(("args", FieldValue::None)),
+            with(("default_child", FieldValue::None)),
+            vec![
+                ("type", text("run_first")),
+                ("tool_name", text("i")),
+                ("args", FieldValue::Dict { len: 1, str_keys: false, str_values: true }),
+            ],
+            vec![("type", text("constrain_child_tools")), ("tool_name", text("a"))],
+            vec![("type", text("constrain_child_tools")), ("tool_name", text("a")), ("children", FieldValue::Other)],
+            vec![
+                ("type", text("constrain_child_tools")),
+                ("tool_name", text("a")),
+                ("children", FieldValue::StrList(Vec::new())),
+                ("child_arg_nodes", FieldValue::StrList(Vec::new())),
+            ],
+            vec![
+                ("type", text("parent_last_tool")),
+                ("tool_name", text("p")),
+                ("children", FieldValue::StrList(Vec::new())),
+                ("child_arg_nodes", FieldValue::None),
+            ],
+            vec![("type", text("conditional")), ("tool_name", text("c"))],
+            vec![
+                ("type", text("conditional")),
+                ("tool_name", text("c")),
+                ("child_output_mapping", FieldValue::Dict { len: 0, str_keys: true, str_values: true }),
+            ],
+            vec![
+                ("type", text("conditional")),
+                ("tool_name", text("c")),
+                ("child_output_mapping", FieldValue::Dict { len: 1, str_keys: true, str_values: false }),
+            ],
+            vec![
+                ("type", text("conditional")),
+                ("tool_name", text("c")),
+                ("child_output_mapping", FieldValue::Dict { len: 1, str_keys: true, str_values: true }),
+                ("require_output_mapping", FieldValue::None),
+            ],
+            vec![("type", text("max_count_per_step")), ("tool_name", text("m"))],
+            vec![("type", text("max_count_per_step")), ("tool_name", text("m")), ("max_count_limit", FieldValue::Bool)],
+        ];
+        for pairs in refused {
+            let described = format!("{pairs:?}");
+            assert!(dict(pairs).unwrap().into_dict_rule().is_none(), "{described}");
+        }
+        assert!(dict(vec![("extra", FieldValue::None)]).is_none(), "a key no rule type has");
+    }
+
+    #[test]
+    fn a_letta_object_renders_when_its_type_agrees_with_its_class() {
+        let object = |tag: &'static str, kind| {
+            let fields = RuleFields {
+                tag: Some(text(tag)),
+                tool_name: Some(text("t")),
+                children: Some(FieldValue::StrList(vec![Text::from(b"c")])),
+                max_count_limit: Some(FieldValue::Int(2)),
+                ..RuleFields::default()
+            };
+            shown(fields.into_letta_object_rule(kind))
+        };
+        assert_eq!(
+            object("parent_last_tool", RuleKind::ParentLastTool).as_deref(),
+            Some("ParentLastTool <tool_rule>\nc can only be used after t\n</tool_rule>")
+        );
+        assert_eq!(
+            object("max_count_per_step", RuleKind::MaxCountPerStep).as_deref(),
+            Some("MaxCountPerStep <tool_rule>\nt: at most 2 use(s) per response\n</tool_rule>")
+        );
+        assert_eq!(object("exit_loop", RuleKind::ContinueLoop), None);
+        let no_children = RuleFields {
+            tag: Some(text("constrain_child_tools")),
+            tool_name: Some(text("a")),
+            ..RuleFields::default()
+        };
+        assert!(no_children.into_letta_object_rule(RuleKind::ConstrainChildTools).is_none());
+        for kind in RuleKind::ALL {
+            assert_eq!(RuleKind::of_letta_class(kind.letta_class()), Some(kind));
+        }
+        assert_eq!(RuleKind::of_letta_class("BaseToolRule"), None);
+    }
+
+    #[test]
+    fn renders_says_which_types_have_a_text() {
+        for kind in RuleKind::ALL {
+            let mut out = Out::default();
+            assert_eq!(render_prompt(&mut out, &rule(kind, "x")), kind.renders(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn groups_by_name_and_the_render_order() {
+        let named =
+            ["init", "continue", "child_based", "parent", "terminal", "required_before_exit", "requires_approval"];
+        let groups: Vec<Group> = named.iter().map(|n| Group::named(n.as_bytes()).unwrap()).collect();
+        assert_eq!(groups, Group::ALL);
+        assert_eq!(Group::named(b"Init"), Err(RenderError::Type("unknown tool rule group \"Init\"".into())));
+        let rules =
+            [Group::Terminal, Group::RequiresApproval, Group::Init, Group::Terminal, Group::ChildBased, Group::Init];
+        assert_eq!(render_order(&rules).collect::<Vec<_>>(), [2, 5, 4, 0, 3]);
+        assert_eq!(join_error(3, "int"), RenderError::Type("sequence item 3: expected str instance, int found".into()));
     }
 }

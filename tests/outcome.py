@@ -1,4 +1,4 @@
-"""Comparing two implementations: the same string, or the same exception type."""
+"""Comparing two implementations: the same string, or the same exception type and message."""
 
 from __future__ import annotations
 
@@ -23,16 +23,16 @@ def canonical_width(text: str) -> tuple[int, bool]:
     return (1 if top < 0x100 else 2 if top < 0x10000 else 4), top < 0x80
 
 
-def outcome(call: Callable[[], Any]) -> tuple[str, Any]:
-    """``("ok", result)`` or ``("raised", exception type)``."""
+def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
+    """``("ok", result)`` or ``("raised", exception type, message)``."""
     try:
         return "ok", call()
     except Exception as error:  # noqa: BLE001 - any exception type is part of the contract
-        return "raised", type(error)
+        return "raised", type(error), str(error)
 
 
 def assert_same(actual: Callable[[], Any], expected: Callable[[], Any]) -> Any:
-    """Both return equal values or both raise the same exception type; returns the value.
+    """Both return equal values or both raise the same exception type with the same message; returns the value.
     A str is also stored at its canonical width (CPython's own strings always are)."""
     got, want = outcome(actual), outcome(expected)
     assert got == want

@@ -175,6 +175,20 @@ def test_available_skills_check_a_skill_description(value, type_name):
     )
 
 
+def test_a_skill_under_a_skill_file_fails_with_letta_s_error():
+    """Letta's skill tree crashes on a skill whose folder is another skill's file: Python's own error, from both sides."""
+    skills = [
+        ClientSkill("x-file", location="${MEMORY_DIR}/skills/x"),
+        ClientSkill("x", location="${MEMORY_DIR}/skills/x/SKILL.md"),
+    ]
+    assert_error(
+        lambda: mp.Memory([]).compile_available_skills(skills),
+        lambda: ref.Memory([]).compile_available_skills(skills),
+        TypeError,
+        "'str' object does not support item assignment",
+    )
+
+
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT[:4])
 def test_compile_many_names_the_block(value, type_name):
     memories = [mp.Memory([Block("ok", "human")]), mp.Memory(bad_blocks("value", value))]
@@ -201,9 +215,12 @@ def test_a_missing_attribute_is_letta_s_attribute_error(field):
     block = Partial()
     for name in {"label", "value", "description", "limit"} - {field}:
         setattr(block, name, None)
-    for memory in (mp.Memory([block]), ref.Memory([block])):
-        with pytest.raises(AttributeError, match=field):
-            memory.compile()
+    assert_error(
+        lambda: mp.Memory([block]).compile(),
+        lambda: ref.Memory([block]).compile(),
+        AttributeError,
+        f"'Partial' object has no attribute '{field}'",
+    )
 
 
 def test_bool_limit_and_subclasses_are_accepted_as_letta_renders_them():
@@ -217,6 +234,32 @@ def test_bool_limit_and_subclasses_are_accepted_as_letta_renders_them():
     text = mp.Memory(blocks).compile()
     assert text == ref.Memory(blocks).compile()
     assert "- chars_limit=7\n" in text and "- chars_limit=True\n" in text
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected_type", "message"),
+    [
+        (["x", "x.md/y"], TypeError, "'NoneType' object does not support item assignment"),
+        (["notes/x", "notes/x.md/y/z"], AttributeError, "'NoneType' object has no attribute 'setdefault'"),
+        (["a.md/b/c", "a"], AttributeError, "'NoneType' object has no attribute 'setdefault'"),
+    ],
+    ids=["file under a file", "folder under a file", "file sorted first"],
+)
+def test_git_memory_through_a_file_fails_with_letta_s_error(labels, expected_type, message):
+    """Letta's external projection crashes on a path through a file: Python's own error, from both sides."""
+    blocks = [Block("s", "system/h")] + [Block("v", label) for label in labels]
+    assert_error(
+        lambda: mp.Memory(blocks, git_enabled=True).compile(),
+        lambda: ref.Memory(blocks, git_enabled=True).compile(),
+        expected_type,
+        message,
+    )
+    assert_error(
+        lambda: mp.Memory(blocks, git_enabled=True).compile_with_fingerprint(),
+        lambda: ref.Memory(blocks, git_enabled=True).compile_with_fingerprint(),
+        expected_type,
+        message,
+    )
 
 
 # --- what Letta never reads is no error ----------------------------------------------------------
@@ -247,8 +290,12 @@ def test_max_files_open_is_read_only_when_directories_render(value, type_name):
 def test_file_blocks_are_read_only_when_sources_are_attached():
     files = [FileBlock(Thing(), "f.txt", source_id="source-1")]
     assert mp.Memory([], file_blocks=files).compile() == ""
-    with pytest.raises(TypeError, match=r"^file block 0 \('f.txt'\): value must be str or None, not Thing$"):
-        mp.Memory([], file_blocks=files).compile(sources=[SOURCE])
+    assert_error(
+        lambda: mp.Memory([], file_blocks=files).compile(sources=[SOURCE]),
+        lambda: ref.Memory([], file_blocks=files).compile(sources=[SOURCE]),
+        TypeError,
+        "file block 0 ('f.txt'): value must be str or None, not Thing",
+    )
 
 
 def test_client_skills_are_not_read_by_compile_or_the_filesystem():
@@ -479,20 +526,30 @@ def test_tool_rules(rules, message):
 
 
 @pytest.mark.parametrize(
-    "rule",
+    ("rule", "message"),
     [
-        {"type": "max_count_per_step", "tool_name": "a", "max_count_limit": "many"},
-        {"type": "constrain_child_tools", "tool_name": "a", "children": "b"},
-        {"type": "exit_loop", "tool_name": ["a"]},
-        {"type": "conditional", "tool_name": "a", "child_output_mapping": 5},
+        (
+            {"type": "max_count_per_step", "tool_name": "a", "max_count_limit": "many"},
+            "max_count_limit: cannot read 'many' as an integer",
+        ),
+        ({"type": "constrain_child_tools", "tool_name": "a", "children": "b"}, "children: must be a list, not str"),
+        ({"type": "exit_loop", "tool_name": ["a"]}, "tool_name: must be a str, not list"),
+        (
+            {"type": "conditional", "tool_name": "a", "child_output_mapping": 5},
+            "child_output_mapping: must be a dict, not int",
+        ),
     ],
     ids=["limit not an int", "children not a list", "tool_name a list", "mapping not a dict"],
 )
-def test_tool_rule_fields_are_value_errors_naming_the_rule(rule):
-    error = raised(lambda: mp.compile_tool_rule_prompts([{"type": "exit_loop", "tool_name": "ok"}, rule]))
-    assert isinstance(error, ValueError)
-    assert str(error).startswith(f"tool rule 1 ({rule['type']}): ")
-    assert type(raised(lambda: ref_rules.compile_tool_rule_prompts([rule]))) is type(error)
+def test_tool_rule_fields_are_value_errors_naming_the_rule(rule, message):
+    rules = [{"type": "exit_loop", "tool_name": "ok"}, rule]
+    assert_error(
+        lambda: mp.compile_tool_rule_prompts(rules),
+        lambda: ref_rules.compile_tool_rule_prompts(rules),
+        ref_rules.InvalidRule,
+        f"tool rule 1 ({rule['type']}): {message}",
+    )
+    assert issubclass(ref_rules.InvalidRule, ValueError)  # what Letta's pydantic raises: a ValidationError
 
 
 # --- metadata and the system message ---------------------------------------------------------------
@@ -535,10 +592,19 @@ def test_a_datetime_that_is_not_one(when, type_name, timezone):
     "timezone", ["Mars/Olympus", "UTC ", " UTC", "America/New York", "\ud800", "UTC\x00", "x" * 10_000]
 )
 def test_a_timezone_that_does_not_exist_is_pytz_s_error(timezone):
-    rust = raised(lambda: mp.compile_memory_metadata_block(NOW, timezone, "agent-1"))
-    assert type(rust) is pytz.exceptions.UnknownTimeZoneError
-    assert str(rust) == str(raised(lambda: pytz.timezone(timezone)))
-    assert type(raised(lambda: ref.compile_memory_metadata_block(NOW, timezone, "agent-1"))) is type(rust)
+    message = str(raised(lambda: pytz.timezone(timezone)))
+    assert_error(
+        lambda: mp.compile_memory_metadata_block(NOW, timezone, "agent-1"),
+        lambda: ref.compile_memory_metadata_block(NOW, timezone, "agent-1"),
+        pytz.exceptions.UnknownTimeZoneError,
+        message,
+    )
+    assert_error(
+        lambda: mp.get_system_message_from_compiled_memory("S", "M", "agent-1", NOW, timezone),
+        lambda: ref.get_system_message_from_compiled_memory("S", "M", "agent-1", NOW, timezone),
+        pytz.exceptions.UnknownTimeZoneError,
+        message,
+    )
     # The message it raised with leaves nothing behind: the next valid call works.
     assert "UTC+0000" in mp.compile_memory_metadata_block(NOW, "UTC", "agent-1")
 
@@ -565,9 +631,12 @@ def test_archival_memory_size(size, type_name):
 
 @pytest.mark.parametrize("tags", [[1, 2], ["a", None], [b"x"], 5], ids=["ints", "None item", "bytes", "int"])
 def test_archive_tags_fail_as_str_join_does(tags):
-    rust = raised(lambda: mp.compile_memory_metadata_block(NOW, "UTC", "a", archive_tags=tags))
-    python = raised(lambda: ", ".join(tags))
-    assert type(rust) is type(python) is TypeError and str(rust) == str(python)
+    assert_error(
+        lambda: mp.compile_memory_metadata_block(NOW, "UTC", "a", archive_tags=tags),
+        lambda: ref.compile_memory_metadata_block(NOW, "UTC", "a", archive_tags=tags),
+        TypeError,
+        str(raised(lambda: ", ".join(tags))),
+    )
 
 
 @pytest.mark.parametrize(

@@ -269,3 +269,28 @@ def test_cache_hit_returns_the_same_object():
     assert memory.compile() is first
     memory.update_block_value("human", "w")
     assert memory.compile() is not first and "\nw\n" in memory.compile()
+
+
+# --- the hand-off to the reference --------------------------------------------------------------
+
+
+def test_reserved_git_labels_are_handed_to_the_reference_and_render_as_it_does():
+    reserved = [mp.Block("v", "system/a/__value__/b"), mp.Block("p", "system/persona")]
+    args = (mp.ToolUsageRules("d", "v"), None, None, None, None)
+    memory = mp.Memory(reserved, git_enabled=True)
+    hand_off = memory._compile_with_fingerprint(*args)
+    assert type(hand_off) is mp._core.ReferenceRender
+    assert (hand_off.memory, hand_off.method, hand_off.args) == (memory, "compile_with_fingerprint", args)
+    expected = ref.Memory(reserved, git_enabled=True)
+    assert memory.compile(*args) == expected.compile(*args)
+    assert memory.compile_with_fingerprint(*args) == expected.compile_with_fingerprint(*args)
+    assert "{'b': {'__value__': 'v', '__description__': '', '__label__': 'system/a/__value__/b'}}" in memory.compile()
+
+
+def test_a_subclass_is_handed_off_too():
+    class Named(mp.Memory):
+        pass
+
+    reserved = [mp.Block("v", "system/__label__")]
+    memory = Named(reserved, git_enabled=True)
+    assert memory.compile() == ref.Memory(reserved, git_enabled=True).compile()

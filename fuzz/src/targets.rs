@@ -584,15 +584,6 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 // --- tool_rules: ToolRulesSolver.compile_tool_rule_prompts -----------------------------
 
 const TOOL_NAMES: &[&str] = &["send_message", "search", "a", "", "x y", "{CORE_MEMORY}"];
-const GROUPS: [Group; 7] = [
-    Group::Init,
-    Group::Continue,
-    Group::ChildBased,
-    Group::Parent,
-    Group::Terminal,
-    Group::RequiredBeforeExit,
-    Group::RequiresApproval,
-];
 
 #[derive(Debug)]
 pub enum FRule {
@@ -603,7 +594,7 @@ pub enum FRule {
 impl<'a> Arbitrary<'a> for FRule {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         if u.ratio(1, 8)? {
-            let group = GROUPS[u.choose_index(GROUPS.len())?];
+            let group = Group::ALL[u.choose_index(Group::ALL.len())?];
             let text = if u.ratio(1, 4)? { None } else { Some(Text::build(u, 6)?) };
             return Ok(FRule::Rendered { group, text });
         }

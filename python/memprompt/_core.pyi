@@ -5,12 +5,14 @@ Letta's pydantic objects and any object with the same attributes all work.
 """
 
 from datetime import datetime
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, final
 
 from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "MemoryBase",
+    "ReferenceRender",
+    "set_reference_renderer",
     "count_edit",
     "track_edits",
     "fingerprint",
@@ -58,17 +60,43 @@ class MemoryBase:
         llm_config: Any = None,
         client_skills: Any = None,
     ) -> str:
-        """The memory section of the system prompt, as Letta's ``Memory.compile`` returns it."""
+        """The memory section of the system prompt, as Letta's ``Memory.compile`` returns it.
+
+        An input the Rust core leaves to the reference is handed, as a ``ReferenceRender``, to the
+        function registered with ``set_reference_renderer``, and its result returned.
+        """
     def _compile_with_fingerprint(
         self,
         tool_usage_rules: Any = None,
         sources: Any = None,
         max_files_open: Optional[int] = None,
         llm_config: Any = None,
-    ) -> Optional[tuple[str, int, list[tuple[str, int, int]]]]:
-        """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points."""
+        client_skills: Any = None,
+    ) -> tuple[str, int, list[tuple[str, int, int]]] | ReferenceRender:
+        """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points, or the hand-off."""
     def clear_cache(self) -> None:
         """Forgets the last compile, so that the next one renders in full."""
+
+@final
+class ReferenceRender:
+    """The hand-off to the reference: a compile of an input the Rust core does not render.
+
+    Only git memory with a ``system/`` label part named like Letta's internal keys
+    (``__value__``, ``__description__``, ``__label__``) is handed off.
+    """
+
+    @property
+    def memory(self) -> MemoryBase:
+        """The memory whose fields the reference renders."""
+    @property
+    def method(self) -> str:
+        """The reference ``Memory``'s method that renders it: ``"compile"`` or ``"compile_with_fingerprint"``."""
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """The method's arguments, as the caller gave them."""
+
+def set_reference_renderer(renderer: Callable[[ReferenceRender], Any]) -> None:
+    """Registers the function that renders the hand-offs ``MemoryBase.compile`` meets (``memprompt.memory`` does)."""
 
 def compile_memory(
     blocks: Iterable[Any],

@@ -31,14 +31,9 @@ class Memory(_core.MemoryBase, BlockListMethods):
         client_skills: Any = None,
     ) -> Compiled:
         """``compile``'s text, with its fingerprint and section offsets, computed while rendering."""
-        result = self._compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config)
-        if result is None:
-            return cast(
-                Compiled,
-                self._compile_in_python(
-                    "compile_with_fingerprint", (tool_usage_rules, sources, max_files_open, llm_config, client_skills)
-                ),
-            )
+        result = self._compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
+        if isinstance(result, _core.ReferenceRender):
+            return cast(Compiled, render_in_reference(result))
         text, fingerprint, sections = result
         last: Compiled | None = self.__dict__.get("_last_compiled")
         if last is not None and last.text is text:
@@ -55,13 +50,6 @@ class Memory(_core.MemoryBase, BlockListMethods):
         """The ``<memory_filesystem>`` tree view of every block, or ``""``."""
         return _core.render_memory_filesystem(self.blocks, client_skills)
 
-    def _compile_in_python(self, method: str, args: tuple[Any, ...]) -> Any:
-        # The rare git-memory labels that name Letta's internal keys (see README).
-        from .reference import Memory as ReferenceMemory
-
-        reference = ReferenceMemory(self.blocks, self.file_blocks, self.agent_type, self.git_enabled)
-        return getattr(reference, method)(*args)
-
     def __reduce__(self) -> tuple[Any, ...]:
         # copy, deepcopy and pickle rebuild from the fields (the Rust half has no default constructor).
         state = {k: v for k, v in vars(self).items() if k != "_last_compiled"}
@@ -69,6 +57,19 @@ class Memory(_core.MemoryBase, BlockListMethods):
 
     def __repr__(self) -> str:
         return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self.file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"
+
+
+def render_in_reference(hand_off: _core.ReferenceRender) -> Any:
+    """What the reference renders for a compile the Rust core hands off (see ``_core.ReferenceRender``)."""
+    # Imported here: only the rare git-memory labels that name Letta's internal keys (see README) need it.
+    from .reference import Memory as ReferenceMemory
+
+    memory = hand_off.memory
+    reference = ReferenceMemory(memory.blocks, memory.file_blocks, memory.agent_type, memory.git_enabled)
+    return getattr(reference, hand_off.method)(*hand_off.args)
+
+
+_core.set_reference_renderer(render_in_reference)
 
 
 def compile_many(

@@ -2,9 +2,10 @@
 
 use std::sync::Mutex;
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySet, PyString};
+use pyo3::types::{PyList, PySet, PyString, PyTuple};
 
 use super::cache::{self, Cache, Entry, Inputs};
 use super::inputs;
@@ -123,6 +124,46 @@ fn compile<'py>(
         cache.store(edits, given, entry);
     }
     Ok(Some((text, found.map(|d| (d.fingerprint, d.sections)))))
+}
+
+/// The hand-off to the reference: a compile of the rare input that Rust leaves to
+/// `memprompt.reference` (git-memory labels that name Letta's internal keys).
+#[pyclass(module = "memprompt._core", frozen, get_all)]
+pub struct ReferenceRender {
+    /// The memory whose fields the reference renders.
+    memory: Py<PyAny>,
+    /// The reference `Memory`'s method that renders it.
+    method: &'static str,
+    /// The method's arguments, as the caller gave them.
+    args: Py<PyTuple>,
+}
+
+/// The Python function that renders a `ReferenceRender` (registered by `memprompt.memory`).
+static REFERENCE_RENDERER: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
+
+impl ReferenceRender {
+    fn new(memory: &Bound<'_, MemoryBase>, method: &'static str, args: Bound<'_, PyTuple>) -> Self {
+        ReferenceRender { memory: memory.clone().into_any().unbind(), method, args: args.unbind() }
+    }
+
+    /// What the registered renderer returns for this hand-off.
+    fn render(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        let renderer = lock_renderer().as_ref().map(|renderer| renderer.clone_ref(py));
+        let renderer = renderer.ok_or_else(|| PyRuntimeError::new_err("no reference renderer: import memprompt"))?;
+        renderer.bind(py).call1((self,))
+    }
+}
+
+fn lock_renderer() -> std::sync::MutexGuard<'static, Option<Py<PyAny>>> {
+    REFERENCE_RENDERER.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Registers the function that renders every `ReferenceRender` `MemoryBase.compile` meets.
+#[pyfunction]
+pub fn set_reference_renderer(renderer: Py<PyAny>) {
+    let old = lock_renderer().replace(renderer);
+    // Dropped after the lock is released: its finalizer may run Python code.
+    drop(old);
 }
 
 /// The fields of a `Memory`, as Letta names them.
@@ -271,24 +312,34 @@ impl MemoryBase {
             Some((text, _)) => Ok(text.into_any()),
             None => {
                 let args = (tool_usage_rules, sources, max_files_open, llm_config, client_skills);
-                slf.call_method1(intern!(py, "_compile_in_python"), (intern!(py, "compile"), args))
+                ReferenceRender::new(slf, "compile", args.into_pyobject(py)?).render(py)
             }
         }
     }
 
-    /// `(text, fingerprint, [(section, start, end), ...])`, offsets in code points; `None` when
-    /// the reference must render.
-    #[pyo3(signature = (tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None))]
+    /// `(text, fingerprint, [(section, start, end), ...])`, offsets in code points, or the
+    /// `ReferenceRender` of `compile_with_fingerprint` when the reference must render.
+    #[pyo3(signature = (tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None))]
     fn _compile_with_fingerprint<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         tool_usage_rules: Option<&Bound<'py, PyAny>>,
         sources: Option<&Bound<'py, PyAny>>,
         max_files_open: Option<&Bound<'py, PyAny>>,
         llm_config: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Option<(Bound<'py, PyString>, u128, Spans)>> {
-        let compiled = self.compile_fields(py, tool_usage_rules, sources, max_files_open, llm_config, true)?;
-        Ok(compiled.and_then(|(text, detail)| detail.map(|(fp, sections)| (text, fp, sections))))
+        client_skills: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        match slf.get().compile_fields(py, tool_usage_rules, sources, max_files_open, llm_config, true)? {
+            Some((text, Some((fingerprint, sections)))) => {
+                Ok((text, fingerprint, sections).into_pyobject(py)?.into_any())
+            }
+            // A compile asked for its detail returns it: without one, only the hand-off is left.
+            _ => {
+                let args = (tool_usage_rules, sources, max_files_open, llm_config, client_skills);
+                let outcome = ReferenceRender::new(slf, "compile_with_fingerprint", args.into_pyobject(py)?);
+                Ok(Bound::new(py, outcome)?.into_any())
+            }
+        }
     }
 
     /// Forgets the last compile, so that the next one renders in full.

@@ -27,6 +27,8 @@ pub fn to_py_err(err: RenderError) -> PyErr {
 #[pymodule(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<memory::MemoryBase>()?;
+    m.add_class::<memory::ReferenceRender>()?;
+    m.add_function(wrap_pyfunction!(memory::set_reference_renderer, m)?)?;
     m.add_function(wrap_pyfunction!(cache::count_edit, m)?)?;
     m.add_function(wrap_pyfunction!(cache::track_edits, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint::fingerprint, m)?)?;

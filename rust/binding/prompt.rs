@@ -24,7 +24,7 @@ use crate::model::{Chars, Int, Text};
 use crate::out::Out;
 use crate::system_message::{self, format_pieces, SystemMessage};
 use crate::text::Native;
-use crate::timestamp::{self, DateTime, Local, Zone, ZoneCache};
+use crate::timestamp::{self, DateTime, PytzLocal, PytzZone, Zone, ZoneCache};
 
 /// What the binding needs from pytz, imported once.
 struct Pytz {
@@ -67,65 +67,54 @@ fn zone_entry(py: Python<'_>, name: &Bound<'_, PyString>, key: &[u8]) -> PyResul
     }
     let pytz = pytz(py)?;
     let tz = pytz.timezone.bind(py).call1((name,))?;
-    let zone = read_zone(pytz, &tz).unwrap_or(None);
+    // A zone the binding cannot read is rendered by Python.
+    let zone = read_zone(pytz, &tz).ok().and_then(|zone| Zone::from_pytz(&zone));
     Ok(ZONES.keep(key, Arc::new(ZoneEntry { tz: tz.unbind(), zone })))
 }
 
-/// A name pytz gives, when `strftime` prints it unchanged: printable ASCII.
-fn zone_name(obj: &Bound<'_, PyAny>) -> Option<Box<[u8]>> {
-    let s = obj.cast_exact::<PyString>().ok()?.to_str().ok()?;
-    s.bytes().all(|b| (0x20..0x7f).contains(&b)).then(|| s.as_bytes().into())
-}
-
-/// A `timedelta` in microseconds.
-fn delta(obj: &Bound<'_, PyAny>) -> Option<i64> {
+/// A `timedelta`'s (days, seconds, microseconds).
+fn delta(obj: &Bound<'_, PyAny>) -> Option<(i64, i64, i64)> {
     let d = obj.cast_exact::<PyDelta>().ok()?;
-    timestamp::delta_micros(d.get_days().into(), d.get_seconds().into(), d.get_microseconds().into())
+    Some((d.get_days().into(), d.get_seconds().into(), d.get_microseconds().into()))
 }
 
-fn local(offset: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> Option<Local> {
-    Some(Local { name: zone_name(name)?, offset: delta(offset)? })
+/// An offset and a name, as pytz keeps them.
+fn pytz_local(offset: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>) -> PytzLocal {
+    let name = name.cast_exact::<PyString>().ok().and_then(|n| n.to_str().ok().map(str::to_owned));
+    PytzLocal { offset: delta(offset), name }
 }
 
-/// The tables of a zone pytz built; `None` for anything else (then Python does the work).
-fn read_zone(pytz: &Pytz, tz: &Bound<'_, PyAny>) -> PyResult<Option<Zone>> {
+/// The zone object pytz built, read into plain values (`Zone::from_pytz` decides what Rust renders).
+fn read_zone(pytz: &Pytz, tz: &Bound<'_, PyAny>) -> PyResult<PytzZone> {
     let py = tz.py();
     if tz.is(&pytz.utc) {
-        return Ok(Some(Zone::Utc));
+        return Ok(PytzZone::Utc);
     }
-    let base = || -> PyResult<Option<Local>> { Ok(local(&tz.getattr("_utcoffset")?, &tz.getattr("_tzname")?)) };
+    let base = || -> PyResult<PytzLocal> { Ok(pytz_local(&tz.getattr("_utcoffset")?, &tz.getattr("_tzname")?)) };
     if tz.is_instance(pytz.dst_tzinfo.bind(py))? {
         let times = tz.getattr("_utc_transition_times")?;
         let infos = tz.getattr("_transition_info")?;
         let (Ok(times), Ok(infos)) = (times.cast_exact::<PyList>(), infos.cast_exact::<PyList>()) else {
-            return Ok(None);
+            return Ok(PytzZone::Other);
         };
-        let mut utc_times = Vec::with_capacity(times.len());
-        for time in times.iter() {
-            match time.cast_exact::<PyDateTime>() {
-                Ok(t) if t.get_tzinfo().is_none() => utc_times.push(fields(t).to_micros()),
-                _ => return Ok(None),
-            }
-        }
-        let mut locals = Vec::with_capacity(infos.len());
+        let utc_times = times
+            .iter()
+            .map(|time| time.cast_exact::<PyDateTime>().ok().filter(|t| t.get_tzinfo().is_none()).map(|t| fields(t)))
+            .collect();
+        let mut pytz_infos = Vec::with_capacity(infos.len());
         for info in infos.iter() {
-            let Ok(info) = info.cast_exact::<PyTuple>() else {
-                return Ok(None);
-            };
-            if info.len() != 3 {
-                return Ok(None);
-            }
-            let Some(l) = local(&info.get_item(0)?, &info.get_item(2)?) else {
-                return Ok(None);
-            };
-            locals.push(l);
+            let triple = info.cast_exact::<PyTuple>().ok().filter(|info| info.len() == 3);
+            pytz_infos.push(match triple {
+                Some(info) => Some(pytz_local(&info.get_item(0)?, &info.get_item(2)?)),
+                None => None,
+            });
         }
-        return Ok(base()?.and_then(|base| Zone::transitions(utc_times, locals, base)));
+        return Ok(PytzZone::Dst { utc_times, infos: pytz_infos, base: base()? });
     }
     if tz.is_instance(pytz.static_tzinfo.bind(py))? {
-        return Ok(base()?.map(Zone::Fixed));
+        return Ok(PytzZone::Static(base()?));
     }
-    Ok(None)
+    Ok(PytzZone::Other)
 }
 
 /// The fields of a datetime.

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from letta_bridge import assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
 from strategies import MODES, blocks, client_skills, file_blocks, labels, memories, texts
 
-from memprompt.types import Block
+from memprompt.types import Block, ClientSkill
 
 GIT_RESERVED = {"__value__", "__description__", "__label__"}
 
@@ -124,3 +124,28 @@ def _call(memory, name, args):
     if name == "get_blocks":
         return "ok", [(b.label, b.value) for b in result]
     return "ok", result
+
+
+@pytest.mark.parametrize("labels", [["x", "x.md/y"], ["notes/x", "notes/x.md/y/z"], ["a.md/b/c", "a"]])
+def test_git_memory_through_a_file_fails_with_letta_s_own_error(labels):
+    """Where Letta's external projection crashes, the reference raises its exception type and message."""
+    memory_blocks = [Block(value="s", label="system/h")] + [Block(value="v", label=label) for label in labels]
+    errors = []
+    for memory in (letta_memory(memory_blocks, git_enabled=True), ref.Memory(memory_blocks, git_enabled=True)):
+        with pytest.raises((TypeError, AttributeError)) as raised:
+            memory.compile()
+        errors.append((type(raised.value), str(raised.value)))
+    assert errors[0] == errors[1]
+
+
+def test_a_skill_under_a_skill_file_fails_with_letta_s_own_error():
+    skills = [
+        ClientSkill("x-file", location="${MEMORY_DIR}/skills/x"),
+        ClientSkill("x", location="${MEMORY_DIR}/skills/x/SKILL.md"),
+    ]
+    errors = []
+    for memory in (letta_memory([]), ref.Memory([])):
+        with pytest.raises(TypeError) as raised:
+            memory.compile_available_skills(skills)
+        errors.append((type(raised.value), str(raised.value)))
+    assert errors == [(TypeError, "'str' object does not support item assignment")] * 2

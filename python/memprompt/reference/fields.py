@@ -35,7 +35,7 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   exactly as Letta renders them, odd as that is (a hidden block, a dict's repr).
 - Where Letta's tree code crashes (a path that runs through a name already
   holding a file), we raise its exception type, TypeError when that file is the
-  path's parent and AttributeError when it is further up, with a clear message.
+  path's parent and AttributeError when it is further up, with Letta's own message.
 - Metadata: ``memory_edit_timestamp`` must be a ``datetime.datetime``
   (TypeError); a falsy timezone formats the datetime as it is, a str goes
   through ``pytz.timezone`` (UnknownTimeZoneError), anything else is a

@@ -117,20 +117,18 @@ def _file_tree(blocks: list[BlockData]) -> dict[str, Any]:
         for depth, part in enumerate(parts[:-1]):
             child = folder.setdefault(part, {})
             if child is None:
-                _raise_file_in_path(block, parts, depth)
+                _raise_file_in_path(parts, depth)
             folder = child
         # A file replaces a directory of the same name that an earlier label made.
         folder[f"{parts[-1]}.md"] = None
     return root
 
 
-def _raise_file_in_path(block: BlockData, parts: list[str], depth: int) -> None:
-    # Letta fails here: TypeError writing into the file, AttributeError walking below it.
-    error = TypeError if depth == len(parts) - 2 else AttributeError
-    where = "/".join(parts[: depth + 1])
-    raise error(
-        f"block {block.index} ({block.label!r}): {where!r} is a file in the external projection, not a directory"
-    )
+def _raise_file_in_path(parts: list[str], depth: int) -> None:
+    # Letta fails here with Python's own errors: writing a file into the file's None, or walking below it.
+    if depth == len(parts) - 2:
+        raise TypeError("'NoneType' object does not support item assignment")
+    raise AttributeError("'NoneType' object has no attribute 'setdefault'")
 
 
 def _file_entries(folder: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:

@@ -59,16 +59,16 @@ def render_available_skills(blocks: list[BlockData], client_skills: list[ClientS
     if not skills:
         return ""
 
-    by_root: dict[str, list[tuple[str, str, str]]] = {}
+    by_root: dict[str, list[tuple[str, str]]] = {}
     for name, description, location in skills:
         root, relative = _split_location(name, location)
-        by_root.setdefault(root, []).append((relative, description, name))
+        by_root.setdefault(root, []).append((relative, description))
     out = ["\n\n<available_skills>\n"]
     for number, root in enumerate(sorted(by_root)):
         if number:
             out.append("\n")
         out.append(f"{root}\n")
-        draw_tree(out, _skill_tree(root, by_root[root]), _entries)
+        draw_tree(out, _skill_tree(by_root[root]), _entries)
     out.append("</available_skills>")
     return "".join(out)
 
@@ -85,10 +85,10 @@ def _split_location(name: str, location: str) -> tuple[str, str]:
     return posixpath.dirname(location), posixpath.basename(location)
 
 
-def _skill_tree(root: str, skills: list[tuple[str, str, str]]) -> dict[str, Any]:
+def _skill_tree(skills: list[tuple[str, str]]) -> dict[str, Any]:
     """Directories are dicts, files map to their description; paths are taken in sorted order."""
     tree: dict[str, Any] = {}
-    for relative, description, name in sorted(skills, key=lambda skill: skill[0]):
+    for relative, description in sorted(skills, key=lambda skill: skill[0]):
         parts = [part for part in relative.split("/") if part]
         if not parts:
             continue
@@ -96,10 +96,10 @@ def _skill_tree(root: str, skills: list[tuple[str, str, str]]) -> dict[str, Any]
         for depth, part in enumerate(parts[:-1]):
             child = folder.setdefault(part, {})
             if isinstance(child, str):
-                # Letta fails here: TypeError writing into the file, AttributeError walking below it.
-                error = TypeError if depth == len(parts) - 2 else AttributeError
-                where = "/".join(parts[: depth + 1])
-                raise error(f"skill {name!r}: {where!r} under {root!r} is a skill file, not a directory")
+                # Letta fails here with Python's own errors: writing into the file's description, or walking below it.
+                if depth == len(parts) - 2:
+                    raise TypeError("'str' object does not support item assignment")
+                raise AttributeError("'str' object has no attribute 'setdefault'")
             folder = child
         folder[parts[-1]] = description
     return tree

@@ -151,6 +151,8 @@ def in_label_order(texts: list[str]) -> list[str]:
 
 def _blocks_in_label_order(text: str) -> str:
     lines = text.split("\n")
+    if "<memory_blocks>" not in lines:
+        return text  # git memory: its blocks are drawn in path order
     start, end = lines.index("<memory_blocks>"), lines.index("</memory_blocks>")
     head, blocks, label = [], [], None
     for line in lines[start + 1 : end]:

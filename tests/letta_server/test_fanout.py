@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import uuid
 
 import pytest
 from letta_agents import (
     agents_sharing_a_block,
     counting_statements,
     create_agent,
+    embedding,
     in_label_order,
     stock_fan_out_texts,
     stored_texts,
@@ -37,6 +39,54 @@ async def test_fan_out_writes_what_stock_writes(server, actor, mode):
     # A constant number of statements (stock: about 10 per agent).
     assert len(statements) < 30, statements.statements
     assert len(statements.touching("UPDATE messages")) == 1
+
+
+async def test_fan_out_reads_every_input_a_rebuild_reads(server, actor):
+    """An open file of a source, tool rules, another model's context window, git memory: each text as stock's."""
+    from letta.schemas.block import Block
+    from letta.schemas.file import FileMetadata
+    from letta.schemas.source import Source
+    from letta.schemas.tool_rule import TerminalToolRule
+
+    agents = [
+        await create_agent(server, actor, blocks=[("persona", "I read files.")]),
+        await create_agent(
+            server,
+            actor,
+            blocks=[("persona", "I follow rules.")],
+            tool_rules=[TerminalToolRule(tool_name="send_message")],
+        ),
+        await create_agent(server, actor, blocks=[("persona", "I am Claude.")], anthropic=True),
+        await create_agent(server, actor, blocks=[("system/persona", "I live in git.")], tags=["git-memory-enabled"]),
+    ]
+    source = await server.source_manager.create_source(
+        Source(name=f"src-{uuid.uuid4().hex[:8]}", embedding_config=embedding()), actor=actor
+    )
+    file = await server.file_manager.create_file(
+        FileMetadata(file_name="notes.txt", source_id=source.id, organization_id=actor.organization_id),
+        actor=actor,
+        text="hello\n" * 5000,
+    )
+    await server.agent_manager.attach_source_async(agent_id=agents[0].id, source_id=source.id, actor=actor)
+    await server.file_agent_manager.attach_file(
+        agent_id=agents[0].id,
+        file_id=file.id,
+        file_name=file.file_name,
+        source_id=source.id,
+        actor=actor,
+        max_files_open=5,
+        visible_content="hello\n" * 5000,
+    )
+    shared = await server.block_manager.create_or_update_block_async(Block(label="system/shared", value="v0"), actor=actor)
+    agent_ids = [agent.id for agent in agents]
+    for agent_id in agent_ids:
+        await server.agent_manager.attach_block_async(agent_id=agent_id, block_id=shared.id, actor=actor)
+    with memprompt.letta.installed(mode="rebuild"):
+        await update_block(server, actor, shared.id, "v1")
+    after = await stored_texts(server, actor, agent_ids)
+    assert "notes.txt" in after[0] and "<tool_usage_rules>" in after[1] and "<self>" in after[3]
+    assert all("v1" in text for text in after)
+    assert in_label_order(after) == in_label_order(await stock_fan_out_texts(server, actor, agent_ids))
 
 
 async def test_fan_out_statements_do_not_grow_with_the_agents(server, actor):

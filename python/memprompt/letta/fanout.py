@@ -2,8 +2,8 @@
 
 Stock Letta calls ``rebuild_system_prompt_async(force=True, update_timestamp=False)`` for one agent after
 another (a whole ``AgentState`` each, two counts, a read and a write of message[0], each in its own
-transaction). Here: the agents' memory inputs in one load (Letta's own ``get_agents_by_ids_async``, its
-relationships batched), the message and passage counts in one grouped statement each, the message[0]s in
+transaction). Here: the agents' memory inputs in one load (``inputs``: the rows of Letta's batched agent load,
+only what a rebuild reads), the message and passage counts in one grouped statement each, the message[0]s in
 one, the memories compiled together, and only the message[0]s whose text changes written, in one
 transaction: after an interruption every message[0] is either old or new, and the next update completes it.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..rebuild import needs_rebuild
-from . import stamps
+from . import inputs, stamps
 from .agent_memory import AgentMemory, compile_agent_memories
 from .decisions import message_text, stamp_of
 from .patching import copy_names, replace
@@ -38,7 +38,7 @@ def install(stable: bool) -> None:
 
 @dataclass
 class _Agent:
-    state: Any
+    state: inputs.AgentInputs
     memory: AgentMemory
     message: Any  # the ORM row of message[0]
     text: Optional[str]
@@ -69,10 +69,7 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     from letta.server.db import db_registry
     from sqlalchemy import select
 
-    states = await agent_manager.get_agents_by_ids_async(
-        agent_ids=agent_ids, actor=actor, include_relationships=["memory", "sources"]
-    )
-    states = [state for state in states if state.message_ids]
+    states = [agent for agent in await inputs.load(agent_ids, actor) if agent.message_ids]
     if not states:
         return 0
     memories = compile_agent_memories(states)

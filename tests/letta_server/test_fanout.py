@@ -77,7 +77,9 @@ async def test_fan_out_reads_every_input_a_rebuild_reads(server, actor):
         max_files_open=5,
         visible_content="hello\n" * 5000,
     )
-    shared = await server.block_manager.create_or_update_block_async(Block(label="system/shared", value="v0"), actor=actor)
+    shared = await server.block_manager.create_or_update_block_async(
+        Block(label="system/shared", value="v0"), actor=actor
+    )
     agent_ids = [agent.id for agent in agents]
     for agent_id in agent_ids:
         await server.agent_manager.attach_block_async(agent_id=agent_id, block_id=shared.id, actor=actor)

@@ -52,15 +52,21 @@ def install(mode: Mode) -> None:
         replace(module, {"united_diff": _united_diff(vars(module)["united_diff"])})
 
 
-def message_text(message: Any) -> Optional[str]:
-    """The text Letta's rebuild paths read from a system message (``content[0].text`` for one text part)."""
-    content = getattr(message, "content", None)
+def text_part(content: Any) -> Optional[str]:
+    """``content[0].text`` when ``content`` is one text part (every message[0] Letta writes), else None."""
     if content and len(content) == 1:
         text = getattr(content[0], "text", None)
         if isinstance(text, str):
             return text
-    if content is None:
-        return None
+    return None
+
+
+def message_text(message: Any) -> Optional[str]:
+    """The text Letta's rebuild paths read from a system message (``content[0].text`` for one text part)."""
+    content = getattr(message, "content", None)
+    text = text_part(content)
+    if text is not None or content is None:
+        return text
     content_text = message.to_openai_dict()["content"]
     return content_text if isinstance(content_text, str) else None
 

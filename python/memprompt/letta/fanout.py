@@ -22,7 +22,7 @@ from typing import Any, Optional
 from ..rebuild import needs_rebuild
 from . import inputs, stamps
 from .agent_memory import AgentMemory, compile_agent_memories
-from .decisions import message_text, stamp_of
+from .decisions import message_text, stamp_of, text_part
 from .patching import copy_names, replace
 
 
@@ -107,12 +107,9 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
 
 
 def _stored_text(row: Any) -> Optional[str]:
-    # One text part (every message[0] Letta writes) read off the row; else as Letta reads the whole message.
-    content = row.content
-    if content and len(content) == 1 and isinstance(getattr(content[0], "text", None), str):
-        text: str = content[0].text
-        return text
-    return message_text(row.to_pydantic())
+    # The one text part read off the row; anything else as Letta reads the whole message.
+    text = text_part(row.content)
+    return text if text is not None else message_text(row.to_pydantic())
 
 
 def _current(agent: _Agent, stamp: Any) -> bool:

@@ -8,7 +8,7 @@ use crate::error::{RenderError, RenderResult};
 use crate::model::{Int, Text};
 use xxhash_rust::xxh3::Xxh3Default;
 
-use crate::text::{self, Class, Native, Unit, Units};
+use crate::text::{self, widen, Class, CodeUnit, Native, Unit, Units};
 
 /// A named part of the output, in the sink's own unit (bytes for `Out`, code points
 /// for `Count` and `Wide`): `<tool_usage_rules>` to `</tool_usage_rules>`.
@@ -146,33 +146,61 @@ impl LineNumber {
     }
 }
 
-/// Numbered lines of `src` written from the start of `dst`, scanning the units once;
-/// the units written, or `None` when they do not fit.
-fn write_numbered<S: Copy + Into<u32>, D: Unit>(dst: &mut [D], src: &[S]) -> Option<usize> {
-    let (arrow, space, newline) = (D::from_cp(0x2192)?, D::from_cp(0x20)?, D::from_cp(0x0A)?);
+/// `n→ ` written at `at`; where it ends, or `None` when it does not fit.
+fn write_line_number<D: Unit>(dst: &mut [D], at: usize, number: &LineNumber) -> Option<usize> {
+    let digits = number.as_bytes();
+    let end = at.checked_add(digits.len() + 2)?;
+    let slot = dst.get_mut(at..end)?;
+    D::copy_ascii(&mut slot[..digits.len()], digits);
+    slot[digits.len()] = D::from_cp(0x2192)?;
+    slot[digits.len() + 1] = D::from_cp(0x20)?;
+    Some(end)
+}
+
+/// Numbered lines of `src` written from the start of `dst`; the units written, or `None`
+/// when they do not fit. Lines are mostly short: a word of units is copied at a time, and
+/// where it holds a newline the copy goes on just after it, behind the next line's number.
+/// Once a line has run `LONG` words, the rest of it is searched for and copied at once.
+fn write_numbered<S: CodeUnit, D: Unit + From<S>>(dst: &mut [D], src: &[S]) -> Option<usize> {
+    const WORD: usize = 8;
+    const LONG: usize = 4;
     let mut number = LineNumber::one();
-    let mut at = 0;
-    let prefix = |dst: &mut [D], at: &mut usize, number: &LineNumber| -> Option<()> {
-        let digits = number.as_bytes();
-        let end = at.checked_add(digits.len() + 2)?;
-        let slot = dst.get_mut(*at..end)?;
-        D::copy_ascii(&mut slot[..digits.len()], digits);
-        slot[digits.len()] = arrow;
-        slot[digits.len() + 1] = space;
-        *at = end;
-        Some(())
-    };
-    prefix(dst, &mut at, &number)?;
-    for &unit in src {
-        let cp = unit.into();
-        *dst.get_mut(at)? = D::from_cp(cp)?;
+    let mut at = write_line_number(dst, 0, &number)?;
+    let (mut i, mut words) = (0, 0);
+    while let (Some(word), Some(out)) = (
+        src.get(i..).and_then(|s| s.first_chunk::<WORD>()),
+        dst.get_mut(at..).and_then(|d| d.first_chunk_mut::<WORD>()),
+    ) {
+        out.iter_mut().zip(word).for_each(|(o, &u)| *o = D::from(u));
+        let line_end = if let Some(newline) = S::newline_in_word(word) {
+            // What the word held after its first newline is written again, after the number.
+            newline + 1
+        } else if words + 1 < LONG {
+            (at, i, words) = (at + WORD, i + WORD, words + 1);
+            continue;
+        } else {
+            let rest = &src[i + WORD..];
+            let Some(newline) = S::find_newline(rest) else {
+                at += WORD + widen(dst.get_mut(at + WORD..)?, rest)?;
+                i = src.len();
+                break;
+            };
+            WORD + widen(dst.get_mut(at + WORD..)?, &rest[..=newline])?
+        };
+        (at, i, words) = (at + line_end, i + line_end, 0);
+        number.increment();
+        at = write_line_number(dst, at, &number)?;
+    }
+    // Too near the end of either for a whole word: a unit at a time.
+    for &u in src.get(i..)? {
+        *dst.get_mut(at)? = D::from(u);
         at += 1;
-        if cp == 0x0A {
+        if u.into() == 0x0A {
             number.increment();
-            prefix(dst, &mut at, &number)?;
+            at = write_line_number(dst, at, &number)?;
         }
     }
-    *dst.get_mut(at)? = newline;
+    *dst.get_mut(at)? = D::from_cp(0x0A)?;
     Some(at + 1)
 }
 
@@ -442,10 +470,15 @@ impl Sink for Wide<'_> {
             return;
         }
         let start = self.at;
-        let written = match &mut self.units {
-            UnitsMut::One(u) => u.get_mut(start..).and_then(|d| write_numbered_units(d, native.units)),
-            UnitsMut::Two(u) => u.get_mut(start..).and_then(|d| write_numbered_units(d, native.units)),
-            UnitsMut::Four(u) => u.get_mut(start..).and_then(|d| write_numbered_units(d, native.units)),
+        let written = match (&mut self.units, native.units) {
+            (UnitsMut::One(d), Units::One(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
+            (UnitsMut::Two(d), Units::One(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
+            (UnitsMut::Two(d), Units::Two(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
+            (UnitsMut::Four(d), Units::One(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
+            (UnitsMut::Four(d), Units::Two(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
+            (UnitsMut::Four(d), Units::Four(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
+            // A source wider than the output never fits (a wrong count): the output is marked broken.
+            _ => None,
         };
         self.advance(written);
         if let (Some(h), false) = (&mut self.hasher, self.broken) {
@@ -457,14 +490,6 @@ impl Sink for Wide<'_> {
             };
             units.utf8_chunks(&mut [0u8; 256], |chunk| h.update(chunk));
         }
-    }
-}
-
-fn write_numbered_units<D: Unit>(dst: &mut [D], src: Units<'_>) -> Option<usize> {
-    match src {
-        Units::One(s) => write_numbered(dst, s),
-        Units::Two(s) => write_numbered(dst, s),
-        Units::Four(s) => write_numbered(dst, s),
     }
 }
 
@@ -726,6 +751,47 @@ mod tests {
             }
         }
         assert_eq!((digits_up_to(0), digits_up_to(9), digits_up_to(10), digits_up_to(100)), (0, 9, 11, 192));
+    }
+
+    /// A wide label before the numbered lines: the output is wider than the value.
+    struct Labelled<'a>(&'a [u8], Text<'a>);
+
+    impl Render for Labelled<'_> {
+        fn render(&self, out: &mut impl Sink) -> RenderResult {
+            w!(out, self.0);
+            out.numbered_lines(&self.1);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn numbered_lines_of_every_length_and_width_agree() {
+        // Lines of 0 to 60 code points in every width, values ending with and without a newline,
+        // so that lines start and end at every place in a word and near the output's end.
+        let pool = ['a', '\r', '\0', '\u{e9}', '\u{2192}', '\u{1F600}'];
+        let mut seed = 7u32;
+        let mut next = |n: u32| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (seed >> 16) % n
+        };
+        for _ in 0..400 {
+            let widest = 1 + next(pool.len() as u32) as usize;
+            let value: String = (0..next(12))
+                .map(|_| (0..next(61)).map(|_| pool[next(widest as u32) as usize]).collect::<String>())
+                .collect::<Vec<_>>()
+                .join("\n");
+            // The value's units at the width Python stores it in.
+            let stored = Final::of(value.as_bytes()).unwrap();
+            let numbered: String =
+                value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect();
+            for label in ["", "\u{1F600}"] {
+                let r = Labelled(label.as_bytes(), Text::with_native(value.as_bytes(), stored.native()));
+                let expected = format!("{label}{numbered}");
+                let fin = Final::of(&r).unwrap();
+                assert_eq!(fin.to_utf8(), expected.as_bytes(), "{value:?}");
+                assert_eq!(fin.class, fin.exact_class(), "{value:?}");
+            }
+        }
     }
 
     #[test]

@@ -197,13 +197,10 @@ impl<'a> Native<'a> {
 
     /// How many of its code units are `unit`.
     pub fn count(&self, unit: u32) -> usize {
-        fn count<T: Copy + Into<u32>>(units: &[T], unit: u32) -> usize {
-            units.iter().map(|&u| usize::from(u.into() == unit)).sum()
-        }
         match self.units {
-            Units::One(u) => count(u, unit),
-            Units::Two(u) => count(u, unit),
-            Units::Four(u) => count(u, unit),
+            Units::One(u) => u8::try_from(unit).map_or(0, |b| memchr::memchr_iter(b, u).count()),
+            Units::Two(u) => u16::try_from(unit).map_or(0, |c| count_in_lanes(u, c)),
+            Units::Four(u) => count_in_lanes(u, unit),
         }
     }
 
@@ -215,9 +212,9 @@ impl<'a> Native<'a> {
         std::iter::from_fn(move || {
             let units = rest?;
             let (line, after) = match units {
-                Units::One(u) => split_line(u, |u| memchr::memchr(b'\n', u)),
-                Units::Two(u) => split_line(u, |u| u.iter().position(|&c| c == 0x0A)),
-                Units::Four(u) => split_line(u, |u| u.iter().position(|&c| c == 0x0A)),
+                Units::One(u) => split_line(u, u8::find_newline),
+                Units::Two(u) => split_line(u, u16::find_newline),
+                Units::Four(u) => split_line(u, u32::find_newline),
             };
             rest = after;
             Some(Native { units: line, class })
@@ -273,6 +270,58 @@ fn encode_chunks<T: Copy + Into<u32>>(units: &[T], buf: &mut [u8], mut each: imp
     }
     if n > 0 {
         each(&buf[..n]);
+    }
+}
+
+/// How many of `units` are `unit`, counted in chunks small enough for a `u16` a lane (a loop the compiler vectorises).
+fn count_in_lanes<T: Copy + PartialEq>(units: &[T], unit: T) -> usize {
+    units.chunks(u16::MAX as usize).map(|c| c.iter().fold(0u16, |n, &u| n + u16::from(u == unit)) as usize).sum()
+}
+
+/// A code unit of a `str` in one of its three widths.
+pub trait CodeUnit: Copy + Into<u32> {
+    /// Where the first `\n` is.
+    fn find_newline(units: &[Self]) -> Option<usize>;
+    /// Where the first `\n` of eight units is, found without a loop (a line is often shorter
+    /// than a SIMD search's set-up).
+    fn newline_in_word(word: &[Self; 8]) -> Option<usize>;
+}
+
+/// The first of the `bits`-wide lanes of `v` (lowest first) that equals `\n`.
+fn newline_lane(v: u64, bits: u32) -> Option<u32> {
+    let ones = u64::MAX / ((1u64 << bits) - 1);
+    let v = v ^ (ones * 0x0A);
+    // The lowest zero lane is exactly the lowest bit set here: a borrow only reaches higher lanes.
+    let zero = v.wrapping_sub(ones) & !v & (ones << (bits - 1));
+    (zero != 0).then(|| zero.trailing_zeros() / bits)
+}
+
+impl CodeUnit for u8 {
+    fn find_newline(units: &[Self]) -> Option<usize> {
+        memchr::memchr(b'\n', units)
+    }
+    fn newline_in_word(word: &[Self; 8]) -> Option<usize> {
+        newline_lane(u64::from_le_bytes(*word), 8).map(|lane| lane as usize)
+    }
+}
+
+impl CodeUnit for u16 {
+    fn find_newline(units: &[Self]) -> Option<usize> {
+        units.iter().position(|&c| c == 0x0A)
+    }
+    fn newline_in_word(word: &[Self; 8]) -> Option<usize> {
+        let half = |h: &[u16]| h.iter().rev().fold(0, |v, &u| (v << 16) | u64::from(u));
+        let (low, high) = (half(&word[..4]), half(&word[4..]));
+        newline_lane(low, 16).map(|lane| lane as usize).or_else(|| newline_lane(high, 16).map(|lane| 4 + lane as usize))
+    }
+}
+
+impl CodeUnit for u32 {
+    fn find_newline(units: &[Self]) -> Option<usize> {
+        units.iter().position(|&c| c == 0x0A)
+    }
+    fn newline_in_word(word: &[Self; 8]) -> Option<usize> {
+        Self::find_newline(word)
     }
 }
 
@@ -336,7 +385,7 @@ pub trait Unit: Copy + Default {
 }
 
 /// `src` widened into the start of `dst` (a loop the compiler vectorises).
-fn widen<S: Copy + Into<D>, D>(dst: &mut [D], src: &[S]) -> Option<usize> {
+pub fn widen<S: Copy + Into<D>, D>(dst: &mut [D], src: &[S]) -> Option<usize> {
     let dst = dst.get_mut(..src.len())?;
     dst.iter_mut().zip(src).for_each(|(d, &s)| *d = s.into());
     Some(src.len())
@@ -452,6 +501,38 @@ mod tests {
         assert_eq!(char_len("a\u{e9}\u{1F600}".as_bytes()), 3);
         // A lone surrogate, as surrogatepass encodes it, is one code point.
         assert_eq!(char_len(&[b'a', 0xED, 0xA0, 0x80]), 2);
+    }
+
+    #[test]
+    fn a_newline_is_found_in_a_word_where_a_scan_finds_it() {
+        // A newline (or none) at every place, among the units that trip a word-at-a-time
+        // search: a borrow from 0x00, 0x0B and 0x09 beside 0x0A, high bits, 0x0A in a high byte.
+        for at in (0..8).chain([8]) {
+            for fill in [0x61u32, 0x0A, 0x0B, 0x09, 0x8A, 0x00, 0x01, 0xFF, 0x010A, 0xFF0A, 0x0A0B, 0x1_000A] {
+                let wide: [u32; 8] = std::array::from_fn(|i| if i == at { 0x0A } else { fill });
+                let expected = |w: &[u32]| w.iter().position(|&u| u == 0x0A);
+                assert_eq!(u32::newline_in_word(&wide), expected(&wide), "{at} {fill:#x}");
+                let two: [u16; 8] = wide.map(|u| u as u16);
+                assert_eq!(u16::newline_in_word(&two), expected(&two.map(u32::from)), "{at} {fill:#x}");
+                let one: [u8; 8] = wide.map(|u| u as u8);
+                assert_eq!(u8::newline_in_word(&one), expected(&one.map(u32::from)), "{at} {fill:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn native_lines_split_like_python() {
+        let text: Vec<u16> = "a\n\n\u{e9}\u{2192}b\n".encode_utf16().collect();
+        let lines: Vec<Vec<u16>> = Native { units: Units::Two(&text), class: Class::Ucs2 }
+            .lines()
+            .map(|l| match l.units {
+                Units::Two(u) => u.to_vec(),
+                _ => unreachable!(),
+            })
+            .collect();
+        let expected: Vec<Vec<u16>> =
+            "a\n\n\u{e9}\u{2192}b\n".split('\n').map(|l| l.encode_utf16().collect()).collect();
+        assert_eq!(lines, expected);
     }
 
     #[test]

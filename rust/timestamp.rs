@@ -293,6 +293,44 @@ pub fn write(out: &mut impl Sink, dt: &DateTime, tzname: Option<&[u8]>, offset: 
     }
 }
 
+/// Who formats `format_datetime(dt, timezone)`, and from what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formatting {
+    /// Rust, from the datetime's own fields, with no zone name or offset.
+    Naive,
+    /// Python: `dt.strftime(FORMAT)`.
+    Python,
+    /// Python: `dt.astimezone(zone).strftime(FORMAT)`.
+    PythonInZone,
+    /// Rust, with the zone's base name and offset: `astimezone` would return `dt` itself.
+    ZoneBase,
+    /// Rust, converting the UTC instant through the zone's transitions.
+    FromUtc,
+}
+
+impl Formatting {
+    /// When no zone is asked for: only an exact, naive `datetime` is Rust's (a subclass's
+    /// `strftime` or an aware datetime's `tzinfo` decides in Python).
+    pub fn without_zone(exact_datetime: bool, naive: bool) -> Self {
+        if exact_datetime && naive {
+            Formatting::Naive
+        } else {
+            Formatting::Python
+        }
+    }
+
+    /// When a zone is asked for by name: Rust renders an exact `datetime` in a zone it modelled
+    /// (`Zone::from_pytz`) and asked for by an exact `str` (a subclass may hash or compare
+    /// otherwise in pytz's own cache).
+    pub fn in_zone(exact_name: bool, modelled: bool, exact_datetime: bool, tzinfo_is_zone: bool) -> Self {
+        match (exact_name && modelled && exact_datetime, tzinfo_is_zone) {
+            (false, _) => Formatting::PythonInZone,
+            (true, true) => Formatting::ZoneBase,
+            (true, false) => Formatting::FromUtc,
+        }
+    }
+}
+
 /// Zones by the exact name asked for, as the zone library gave them. Only names it
 /// accepted are kept, and at most `limit` of them (case variants of valid names are
 /// unbounded). The lock is held only to look up and to store, never while a zone is made.
@@ -331,6 +369,22 @@ impl<T> ZoneCache<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_formats_only_exact_datetimes_in_zones_it_modelled() {
+        use Formatting::*;
+        assert_eq!(Formatting::without_zone(true, true), Naive);
+        for (exact, naive) in [(true, false), (false, true), (false, false)] {
+            assert_eq!(Formatting::without_zone(exact, naive), Python);
+        }
+        assert_eq!(Formatting::in_zone(true, true, true, true), ZoneBase);
+        assert_eq!(Formatting::in_zone(true, true, true, false), FromUtc);
+        for (name, modelled, exact) in [(false, true, true), (true, false, true), (true, true, false)] {
+            for tzinfo_is_zone in [true, false] {
+                assert_eq!(Formatting::in_zone(name, modelled, exact, tzinfo_is_zone), PythonInZone);
+            }
+        }
+    }
 
     #[test]
     fn zone_cache_keeps_the_first_zone_and_at_most_its_limit() {

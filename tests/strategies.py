@@ -236,18 +236,27 @@ class LooseBlock:
         return f"LooseBlock(label={self.label!r}, value={self.value!r})"
 
 
+class HookedBlock(LooseBlock):
+    """Shaped like Letta's pydantic blocks: fields in ``__dict__``, a ``__getattr__`` for what is not there."""
+
+    def __getattr__(self, name):
+        if name == "read_only":
+            return True
+        raise AttributeError(name)
+
+
 limits = st.one_of(st.none(), st.integers(-3, 10**6), st.just(100000), st.booleans())
 
 
 @st.composite
 def block(draw, label_strategy=labels):
-    """One block: memprompt's Block, or now and then a LooseBlock."""
+    """One block: memprompt's Block, or now and then a LooseBlock or a HookedBlock."""
     value = draw(st.one_of(texts(), st.none(), st.just("")))
     label = draw(label_strategy)
     description = draw(optional_texts)
     limit = draw(limits)
     if rarely(draw, 6):
-        return LooseBlock(value, label, description, limit)
+        return draw(st.sampled_from((LooseBlock, HookedBlock)))(value, label, description, limit)
     return Block(value=value, label=label, description=description, limit=limit, read_only=draw(st.booleans()))
 
 

@@ -20,6 +20,7 @@ import pytest
 import pytz
 from hypothesis import given
 from hypothesis import strategies as st
+from outcome import assert_same
 from strategies import texts
 
 import memprompt as mp
@@ -696,6 +697,7 @@ def test_fingerprint_and_parse_take_only_str(value):
         lambda: mp.stored_memory_section("t", value),
     ):
         assert type(raised(call)) is TypeError
+    assert_same(lambda: mp.fingerprint(value), lambda: ref.fingerprint(value))
 
 
 def test_rebuild_arguments():

@@ -222,7 +222,7 @@ pub fn is_anthropic(llm_config: &Bound<'_, PyAny>) -> PyResult<bool> {
     if llm_config.is_none() || !llm_config.is_truthy()? {
         return Ok(false);
     }
-    match llm_config.getattr_opt(intern!(py, "model_endpoint_type"))? {
+    match super::attr::get_opt(llm_config, intern!(py, "model_endpoint_type"))? {
         Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
         None => Ok(false),
     }

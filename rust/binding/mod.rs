@@ -1,5 +1,6 @@
 //! The thin pyo3 layer: it converts Python objects to the renderers' inputs and back, nothing more.
 
+mod attr;
 mod cache;
 mod fingerprint;
 mod inputs;

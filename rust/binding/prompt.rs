@@ -24,7 +24,7 @@ use crate::model::{Chars, Int, Text};
 use crate::out::Out;
 use crate::system_message::{self, format_pieces, SystemMessage};
 use crate::text::Native;
-use crate::timestamp::{self, DateTime, PytzLocal, PytzZone, Zone, ZoneCache};
+use crate::timestamp::{self, DateTime, Formatting, PytzLocal, PytzZone, Zone, ZoneCache};
 
 /// What the binding needs from pytz, imported once.
 struct Pytz {
@@ -157,37 +157,44 @@ fn format_timestamp<'s, 'py>(
         return Err(type_error("memory_edit_timestamp".into(), "a datetime", dt));
     };
     let exact = dt.is_exact_instance_of::<PyDateTime>();
+    let naive = datetime.get_tzinfo().is_none();
     if timezone.is_none() || !timezone.is_truthy()? {
-        if exact && datetime.get_tzinfo().is_none() {
-            let mut out = Out::with_capacity(32);
-            timestamp::write(&mut out, &fields(datetime), None, None);
-            return Ok(Text::from(out.buf));
-        }
-        return strftime_in_python(strings, dt);
+        return match Formatting::without_zone(exact, naive) {
+            Formatting::Naive => Ok(written(|out| timestamp::write(out, &fields(datetime), None, None))),
+            _ => strftime_in_python(strings, dt),
+        };
     }
     let Ok(name) = timezone.cast::<PyString>() else {
         return Err(type_error("timezone".into(), "str or None", timezone));
     };
-    if !timezone.is_exact_instance_of::<PyString>() {
-        let tz = pytz(py)?.timezone.bind(py).call1((name,))?;
-        return strftime_in_python(strings, &dt.call_method1("astimezone", (tz,))?);
-    }
-    let entry = zone_entry(py, name, strings.text(name)?)?;
-    let tz = entry.tz.bind(py);
-    let Some(zone) = entry.zone.as_ref().filter(|_| exact) else {
-        return strftime_in_python(strings, &dt.call_method1("astimezone", (tz,))?);
-    };
-    let mut out = Out::with_capacity(40);
-    if datetime.get_tzinfo().is_some_and(|own| own.is(tz)) {
-        // `astimezone` returns the datetime itself: its tzinfo is the zone object.
-        let (name, offset) = zone.base();
-        timestamp::write(&mut out, &fields(datetime), Some(name), Some(offset));
+    // A str subclass is handed to pytz as it is, not looked up in the cache by its text.
+    let exact_name = timezone.is_exact_instance_of::<PyString>();
+    let (tz, entry) = if exact_name {
+        let entry = zone_entry(py, name, strings.text(name)?)?;
+        (entry.tz.bind(py).clone(), Some(entry))
     } else {
-        let utc = utc_instant(datetime)?;
-        let (local, name, offset) = zone.from_utc(&utc).map_err(to_py_err)?;
-        timestamp::write(&mut out, &local, Some(name), Some(offset));
+        (pytz(py)?.timezone.bind(py).call1((name,))?, None)
+    };
+    let zone = entry.as_ref().and_then(|e| e.zone.as_ref());
+    let tzinfo_is_zone = datetime.get_tzinfo().is_some_and(|own| own.is(&tz));
+    match (Formatting::in_zone(exact_name, zone.is_some(), exact, tzinfo_is_zone), zone) {
+        (Formatting::ZoneBase, Some(zone)) => {
+            let (name, offset) = zone.base();
+            Ok(written(|out| timestamp::write(out, &fields(datetime), Some(name), Some(offset))))
+        }
+        (Formatting::FromUtc, Some(zone)) => {
+            let (local, name, offset) = zone.from_utc(&utc_instant(datetime)?).map_err(to_py_err)?;
+            Ok(written(|out| timestamp::write(out, &local, Some(name), Some(offset))))
+        }
+        _ => strftime_in_python(strings, &dt.call_method1("astimezone", (tz,))?),
     }
-    Ok(Text::from(out.buf))
+}
+
+/// The text `write` writes.
+fn written(write: impl FnOnce(&mut Out)) -> Text<'static> {
+    let mut out = Out::with_capacity(40);
+    write(&mut out);
+    Text::from(out.buf)
 }
 
 /// `archival_memory_size`: `None` or an int; an int subclass is compared with `> 0` in Python.

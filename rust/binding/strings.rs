@@ -78,7 +78,7 @@ impl<'py> Strings<'py> {
 
     /// `obj.name`, recorded.
     pub fn attr(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-        let value = obj.getattr(name)?;
+        let value = super::attr::get(obj, name)?;
         self.note(&value);
         Ok(value)
     }
@@ -89,7 +89,7 @@ impl<'py> Strings<'py> {
         obj: &Bound<'py, PyAny>,
         name: &Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let value = obj.getattr_opt(name)?;
+        let value = super::attr::get_opt(obj, name)?;
         match &value {
             Some(v) => self.note(v),
             None => self.read.borrow_mut().trace.missing(),

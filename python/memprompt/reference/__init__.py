@@ -25,4 +25,6 @@ __all__ = [
 
 def fingerprint(text: str) -> int:
     """XXH3-128 of ``text`` in UTF-8, lone surrogates kept (``surrogatepass``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
     return xxhash.xxh3_128_intdigest(text.encode("utf-8", "surrogatepass"))

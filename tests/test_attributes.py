@@ -1,0 +1,123 @@
+"""Reading a field: every form of Python attribute lookup gives what ``getattr`` gives, as the reference reads it.
+
+memprompt reads a block's fields from its instance ``__dict__`` directly when the type has generic lookup
+and nothing of that name (binding/attr.rs); every other case must still end where ``getattr`` ends.
+"""
+
+import pytest
+from outcome import assert_same
+
+import memprompt as mp
+from memprompt import reference as ref
+
+
+class Fields:
+    """Fields in the instance ``__dict__``, generic lookup."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+class Hooked(Fields):
+    """Letta's pydantic shape: a ``__getattr__`` after the dict."""
+
+    def __getattr__(self, name):
+        if name == "description":
+            return "from __getattr__"
+        raise AttributeError(name)
+
+
+class ValueProperty(Hooked):
+    """A data descriptor wins over the dict."""
+
+    @property
+    def value(self):
+        return "from the property"
+
+
+class LabelOnClass(Hooked):
+    """A plain class attribute loses to the dict, and is used where the dict has none."""
+
+    label = "from the class"
+
+
+class Rewriting(Fields):
+    """``__getattribute__`` decides everything."""
+
+    def __getattribute__(self, name):
+        found = object.__getattribute__(self, name)
+        return found.upper() if isinstance(found, str) else found
+
+
+class StrangeDict(dict):
+    """A ``__dict__`` whose ``__getitem__`` generic lookup never calls."""
+
+    def __getitem__(self, key):
+        return "from __getitem__"
+
+
+class Failing(Fields):
+    """A ``__getattr__`` that raises something other than ``AttributeError``."""
+
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+FIELDS = {"label": "human", "value": "v\u00e9", "description": "d", "limit": 10}
+
+
+def strange_dict_block():
+    block = Fields()
+    block.__dict__ = StrangeDict(FIELDS)
+    return block
+
+
+BLOCKS = {
+    "plain": lambda: Fields(**FIELDS),
+    "__getattr__ fills a missing field": lambda: Hooked(**{k: v for k, v in FIELDS.items() if k != "description"}),
+    "__getattr__ gives read_only nothing": lambda: Hooked(**FIELDS),
+    "a property over the dict": lambda: ValueProperty(**FIELDS),
+    "the dict over a class attribute": lambda: LabelOnClass(**FIELDS),
+    "a class attribute where the dict has none": lambda: LabelOnClass(
+        **{k: v for k, v in FIELDS.items() if k != "label"}
+    ),
+    "__getattribute__": lambda: Rewriting(**FIELDS),
+    "a dict subclass as __dict__": strange_dict_block,
+    "__getattr__ raising KeyError": lambda: Failing(**{k: v for k, v in FIELDS.items() if k != "limit"}),
+    "read_only in the dict": lambda: Fields(**FIELDS, read_only=True),
+}
+
+
+@pytest.mark.parametrize("make", BLOCKS.values(), ids=BLOCKS.keys())
+def test_every_lookup_reads_what_getattr_reads(make):
+    for agent_type, git_enabled in (("memgpt_agent", False), ("letta_v1_agent", True)):
+        blocks = [make(), make()]
+        assert_same(
+            lambda: mp.Memory(blocks, [], agent_type, git_enabled).compile(),
+            lambda: ref.Memory(blocks, [], agent_type, git_enabled).compile(),
+        )
+        assert_same(
+            lambda: mp.Memory(blocks, [], agent_type, git_enabled).render_memory_filesystem(),
+            lambda: ref.Memory(blocks, [], agent_type, git_enabled).render_memory_filesystem(),
+        )
+
+
+def test_a_property_added_to_a_class_is_read_next_time(monkeypatch):
+    block = Hooked(**FIELDS)
+    memory = mp.Memory([block])
+    assert "\nv\u00e9\n" in memory.compile()
+    monkeypatch.setattr(Hooked, "value", property(lambda self: "patched"), raising=False)
+    memory.clear_cache()
+    assert memory.compile() == ref.Memory([block]).compile()
+    assert "\npatched\n" in memory.compile()
+
+
+def test_a_getattr_added_to_a_class_is_called_next_time(monkeypatch):
+    block = Fields(**{k: v for k, v in FIELDS.items() if k != "description"})
+    with pytest.raises(AttributeError):
+        mp.Memory([block]).compile()
+    monkeypatch.setattr(
+        Fields, "__getattr__", lambda self, name: "late" if name == "description" else None, raising=False
+    )
+    assert mp.Memory([block]).compile() == ref.Memory([block]).compile()
+    assert "\nlate\n" in mp.Memory([block]).compile()

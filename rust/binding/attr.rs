@@ -88,6 +88,7 @@ mod direct {
             if !generic_lookup || !_PyType_Lookup(tp, name.as_ptr()).is_null() {
                 return Ok(None);
             }
+            // For attributes kept inline (a plain class's instance), this makes the dict, as `vars(obj)` does.
             let dict = _PyObject_GetDictPtr(obj.as_ptr());
             if dict.is_null() || (*dict).is_null() {
                 return Ok(None);

@@ -121,3 +121,29 @@ def test_a_getattr_added_to_a_class_is_called_next_time(monkeypatch):
     )
     assert mp.Memory([block]).compile() == ref.Memory([block]).compile()
     assert "\nlate\n" in mp.Memory([block]).compile()
+
+
+class Patching(Hooked):
+    """Reading ``limit`` of a block that asks for it gives the class a ``description`` property."""
+
+    @property
+    def limit(self):
+        if self.__dict__.get("patch") and "description" not in Patching.__dict__:
+            Patching.description = property(lambda self: "from the class")
+        return self.__dict__["limit"]
+
+
+def test_a_class_changed_while_its_blocks_are_read_is_read_as_changed():
+    # The second block's limit changes the class after the first block's description was read from the dict.
+    def blocks():
+        if "description" in Patching.__dict__:
+            del Patching.description
+        return [Patching(**FIELDS), Patching(**FIELDS, patch=True), Patching(**FIELDS)]
+
+    try:
+        expected = ref.Memory(blocks(), [], "memgpt_agent").compile()
+        assert expected.count("from the class") == 1
+        assert_same(lambda: mp.Memory(blocks(), [], "memgpt_agent").compile(), lambda: expected)
+    finally:
+        if "description" in Patching.__dict__:
+            del Patching.description

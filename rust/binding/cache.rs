@@ -164,19 +164,35 @@ struct Shape {
 
 impl Shape {
     fn of(inputs: &Inputs) -> Option<Shape> {
-        let mut shape = Shape { objects: Vec::new(), numbers: Vec::new(), classes: class_versions() };
+        // Checked first, so that inputs of other classes (Letta's) cost no allocation.
+        let (mut objects, mut numbers) = (0, 0);
         let covered = walk(inputs, &mut |step| match step {
             Step::Read(obj) if !is_tracked(obj) => false,
-            Step::Object(obj) | Step::Read(obj) => {
-                shape.objects.push(obj.clone().unbind());
+            Step::Object(_) | Step::Read(_) => {
+                objects += 1;
                 true
             }
-            Step::Number(n) => {
-                shape.numbers.push(n);
+            Step::Number(_) => {
+                numbers += 1;
                 true
             }
         });
-        covered.then_some(shape)
+        if !covered {
+            return None;
+        }
+        let mut shape = Shape {
+            objects: Vec::with_capacity(objects),
+            numbers: Vec::with_capacity(numbers),
+            classes: class_versions(),
+        };
+        walk(inputs, &mut |step| {
+            match step {
+                Step::Object(obj) | Step::Read(obj) => shape.objects.push(obj.clone().unbind()),
+                Step::Number(n) => shape.numbers.push(n),
+            }
+            true
+        });
+        Some(shape)
     }
 
     fn matches(&self, inputs: &Inputs) -> bool {
@@ -259,7 +275,7 @@ impl Cache {
         let hit = e.anthropic == anthropic
             && e.git_enabled == inputs.git_enabled
             && (!detail || e.detail.is_some())
-            && e.reads.trace.same_as(&reads.trace);
+            && e.reads.same_as(reads);
         if !hit {
             return None;
         }

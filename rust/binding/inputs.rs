@@ -44,9 +44,17 @@ pub fn block<'s, 'py>(
     Ok(Block { label, value, description, limit, read_only })
 }
 
+/// The values `block` reads of each block: label, value, description, limit, read_only.
+pub const BLOCK_READS: usize = 5;
+
+/// The values `file_blocks` reads of each file block: a block's, and its source_id.
+pub const FILE_BLOCK_READS: usize = BLOCK_READS + 1;
+
+/// The values `sources` reads of each source, at most: name, id, description, instructions.
+pub const SOURCE_READS: usize = 4;
+
 pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
-    strings.expect(5 * out.capacity());
     for (i, obj) in list.try_iter()?.enumerate() {
         out.push(block(strings, &obj?, "block", i)?);
     }
@@ -70,25 +78,31 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
     Ok(out)
 }
 
-/// The blocks as the skills listing reads them, which is how Letta reads them there: every
-/// label, and the description of the first block of each skill name only. Fields not read are empty.
+/// The blocks the skills listing shows, read as Letta reads them there: every label, and the
+/// description of the first block of each skill name only, which is the one block of that name
+/// returned (the listing shows no other). Fields not read are empty.
 pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
     let py = strings.py();
-    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, obj) in list.try_iter()?.enumerate() {
         let obj = obj?;
         let label_obj = strings.attr(&obj, intern!(py, "label"))?;
-        let label = strings.str_or_none(&label_obj, || format!("block {i} (None): label"))?;
-        let mut description = Text::from(&b""[..]);
-        if let Some(name) = crate::skills::block_skill_name(&label) {
-            if seen.insert(name.to_vec()) {
-                if let Some(d) = strings.attr_opt(&obj, intern!(py, "description"))? {
-                    description =
-                        strings.str_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?;
-                }
-            }
+        let what = || format!("block {i} (None): label");
+        let label_text = match strings.try_text(&label_obj)? {
+            Some(text) => text,
+            None if label_obj.is_none() => b"",
+            None => return Err(type_error(what(), "str or None", &label_obj)),
+        };
+        let Some(name) = crate::skills::block_skill_name(label_text) else { continue };
+        if !seen.insert(name) {
+            continue;
         }
+        let label = strings.str_or_none(&label_obj, what)?;
+        let description = match strings.attr_opt(&obj, intern!(py, "description"))? {
+            Some(d) => strings.str_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,
+            None => Text::from(&b""[..]),
+        };
         out.push(Block { label, value: Text::from(b""), description, limit: Int::Small(0), read_only: false });
     }
     strings.list_end();

@@ -39,6 +39,7 @@ type Compiled<'py> = (Bound<'py, PyString>, Option<(u128, Spans)>);
 
 /// Reads one memory and the compile arguments, in the order Letta reads them.
 fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> PyResult<CompileInput<'s>> {
+    strings.expect(expected_reads(given));
     let agent_type = inputs::agent_type(strings, given.agent_type)?;
     let anthropic = match given.llm_config {
         Some(config) => inputs::is_anthropic(config)?,
@@ -76,6 +77,20 @@ fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> Py
         sources,
         max_files_open,
     })
+}
+
+/// How many values `read_input` reads, at most (an input that is not an exact list counts as empty:
+/// asking it its length would run its code).
+fn expected_reads(given: &Inputs<'_, '_>) -> usize {
+    let len = |list: Option<&Bound<'_, PyAny>>| list.and_then(|l| l.cast_exact::<PyList>().ok()).map_or(0, |l| l.len());
+    // The agent type, max_files_open, and the two fields of the tool usage rules.
+    let arguments = 4;
+    let directories = if len(given.sources) > 0 {
+        inputs::FILE_BLOCK_READS * len(Some(given.file_blocks)) + inputs::SOURCE_READS * len(given.sources)
+    } else {
+        0
+    };
+    arguments + inputs::BLOCK_READS * len(Some(given.blocks)) + directories
 }
 
 /// Rust cannot render this input: the caller falls back to the reference.

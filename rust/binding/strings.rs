@@ -16,24 +16,30 @@ use pyo3::types::{PyBytes, PyString};
 use crate::model::{Int, Text};
 use crate::out::{Count, Render, Section, UnitsMut, Wide};
 use crate::text::{Class, Native, Units};
-use crate::trace::Trace;
+use crate::trace::{Id, Trace};
 
 /// Keeps alive every Python object whose bytes a renderer borrows, and records every
 /// field value read, so that a later call can tell whether any input changed.
 pub struct Strings<'py> {
     py: Python<'py>,
+    /// Objects borrowed from that are not among the values read (made here, or given).
     keep: RefCell<Vec<Bound<'py, PyAny>>>,
     read: RefCell<Reads>,
     /// Every value read is an immutable object (str, int, bool, None).
     immutable: Cell<bool>,
 }
 
-/// What was read: its identity trace, and the objects themselves, held so that their ids stay theirs.
-#[derive(Default)]
-pub struct Reads {
-    pub trace: Trace,
-    held: Vec<Py<PyAny>>,
+/// A value read, held so that no other object can take its id.
+pub struct Held(Py<PyAny>);
+
+impl Id for Held {
+    fn id(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
 }
+
+/// What was read: the values themselves, as an identity trace.
+pub type Reads = Trace<Held>;
 
 impl<'py> Strings<'py> {
     pub fn new(py: Python<'py>) -> Self {
@@ -62,18 +68,21 @@ impl<'py> Strings<'py> {
         if !immutable {
             self.immutable.set(false);
         }
-        let mut read = self.read.borrow_mut();
-        read.trace.read(value.as_ptr() as usize);
-        read.held.push(value.clone().unbind());
+        self.read.borrow_mut().read(Held(value.clone().unbind()));
     }
 
-    /// Makes room for the reads of `fields` more field values, so that the records rarely grow.
+    /// Makes room for the reads of `fields` more field values, so that the record rarely grows.
     pub fn expect(&self, fields: usize) {
-        let mut read = self.read.borrow_mut();
-        read.trace.reserve(fields);
-        read.held.reserve(fields);
-        drop(read);
-        self.keep.borrow_mut().reserve(fields);
+        // A list's end is a mark; so is each attribute found missing.
+        self.read.borrow_mut().reserve(fields, 8);
+    }
+
+    /// Holds `obj` as long as `self` lives, unless it is the value read last (held already).
+    fn hold(&self, obj: &Bound<'py, PyAny>) {
+        let held = self.read.borrow().last().is_some_and(|v| v.id() == obj.as_ptr() as usize);
+        if !held {
+            self.keep.borrow_mut().push(obj.clone());
+        }
     }
 
     /// `obj.name`, recorded.
@@ -92,7 +101,7 @@ impl<'py> Strings<'py> {
         let value = super::attr::get_opt(obj, name)?;
         match &value {
             Some(v) => self.note(v),
-            None => self.read.borrow_mut().trace.missing(),
+            None => self.read.borrow_mut().missing(),
         }
         Ok(value)
     }
@@ -104,7 +113,7 @@ impl<'py> Strings<'py> {
 
     /// Records the end of a list of inputs.
     pub fn list_end(&self) {
-        self.read.borrow_mut().trace.list_end();
+        self.read.borrow_mut().list_end();
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -115,30 +124,30 @@ impl<'py> Strings<'py> {
     pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
         let mut size: ffi::Py_ssize_t = 0;
         // SAFETY: `s` is a live str; the returned buffer belongs to it (or to the bytes
-        // object made from it), and that object is pushed into `keep`, which only grows
-        // and lives as long as `self`: the slice cannot outlive its owner.
+        // object made from it), and that object is held (`hold`) for as long as `self`
+        // lives: the slice cannot outlive its owner.
         unsafe {
             let ptr = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
-            let (ptr, owner) = if ptr.is_null() {
+            let ptr = if ptr.is_null() {
                 // Lone surrogates: strict UTF-8 failed, surrogatepass cannot.
                 drop(PyErr::take(self.py));
                 let raw = ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
                 let bytes = Bound::from_owned_ptr_or_err(self.py, raw)?.cast_into::<PyBytes>()?;
                 size = ffi::PyBytes_Size(bytes.as_ptr());
-                (ffi::PyBytes_AsString(bytes.as_ptr()) as *const u8, bytes.into_any())
+                self.hold(bytes.as_any());
+                ffi::PyBytes_AsString(bytes.as_ptr()) as *const u8
             } else {
-                (ptr as *const u8, s.clone().into_any())
+                self.hold(s.as_any());
+                ptr as *const u8
             };
-            self.keep.borrow_mut().push(owner);
             Ok(std::slice::from_raw_parts(ptr, size as usize))
         }
     }
 
     /// The code units of `s` in its own width, borrowed for as long as `self` lives.
     pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> Native<'s> {
-        self.keep.borrow_mut().push(s.clone().into_any());
-        // SAFETY: `s` is kept alive in `keep`, which lives as long as `self`, and a str's
-        // code units never change.
+        self.hold(s.as_any());
+        // SAFETY: `s` is held (`hold`) for as long as `self` lives, and a str's code units never change.
         unsafe { native_of(s.as_ptr()) }
     }
 

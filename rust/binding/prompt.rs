@@ -157,9 +157,9 @@ fn format_timestamp<'s, 'py>(
         return Err(type_error("memory_edit_timestamp".into(), "a datetime", dt));
     };
     let exact = dt.is_exact_instance_of::<PyDateTime>();
-    let naive = datetime.get_tzinfo().is_none();
+    let tzinfo = datetime.get_tzinfo();
     if timezone.is_none() || !timezone.is_truthy()? {
-        return match Formatting::without_zone(exact, naive) {
+        return match Formatting::without_zone(exact, tzinfo.is_none()) {
             Formatting::Naive => Ok(written(|out| timestamp::write(out, &fields(datetime), None, None))),
             _ => strftime_in_python(strings, dt),
         };
@@ -176,7 +176,7 @@ fn format_timestamp<'s, 'py>(
         (pytz(py)?.timezone.bind(py).call1((name,))?, None)
     };
     let zone = entry.as_ref().and_then(|e| e.zone.as_ref());
-    let tzinfo_is_zone = datetime.get_tzinfo().is_some_and(|own| own.is(&tz));
+    let tzinfo_is_zone = tzinfo.is_some_and(|own| own.is(&tz));
     match (Formatting::in_zone(exact_name, zone.is_some(), exact, tzinfo_is_zone), zone) {
         (Formatting::ZoneBase, Some(zone)) => {
             let (name, offset) = zone.base();

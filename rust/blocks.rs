@@ -47,14 +47,13 @@ pub fn render(out: &mut impl Sink, blocks: &[Block]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Int;
-    use crate::model::Text;
+    use crate::model::{Chars, Int, Text};
     use crate::out::Out;
 
     pub fn block<'a>(label: &'a str, value: &'a str) -> Block<'a> {
         Block {
             label: Text::from(label.as_bytes()),
-            value: Text::from(value.as_bytes()),
+            value: Chars::Utf8(value.as_bytes()),
             description: Text::from(b"d"),
             limit: Int::Small(100),
             read_only: false,

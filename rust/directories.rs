@@ -109,7 +109,7 @@ pub fn render(out: &mut impl Sink, input: &CompileInput, react: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Int, Source, Text};
+    use crate::model::{Chars, Int, Source, Text};
     use crate::out::Out;
 
     fn text(s: &str) -> Text<'_> {
@@ -130,7 +130,7 @@ mod tests {
         FileBlock {
             block: Block {
                 label: text(label),
-                value: text(value),
+                value: Chars::Utf8(value.as_bytes()),
                 description: text(description),
                 limit: Int::Small(limit),
                 read_only: false,

@@ -36,7 +36,7 @@ pub fn fingerprint_native(text: Native<'_>) -> u128 {
 pub fn replaced_text<'m>(template: &[u8], message: &'m [u8]) -> Option<&'m [u8]> {
     let parts = parts(template, true);
     let literal: usize = parts.iter().map(|p| if let Part::Template(t) = p { t.len() } else { 0 }).sum();
-    let slots = parts.iter().filter(|p| **p == Part::Memory).count();
+    let slots = parts.iter().filter(|p| matches!(p, Part::Memory)).count();
     let filled = message.len().checked_sub(literal)?;
     if slots == 0 || filled % slots != 0 {
         return None;

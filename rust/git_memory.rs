@@ -14,9 +14,9 @@ use std::collections::HashMap;
 
 use crate::error::{RenderError, RenderResult};
 use crate::file_tree::{Prefix, Row};
-use crate::model::Block;
+use crate::model::{Block, Chars};
 use crate::out::Sink;
-use crate::text::{path_parts, rstrip_newlines, strip};
+use crate::text::{path_parts, strip};
 use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::w;
 
@@ -45,7 +45,7 @@ pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
 /// every sink: what Letta writes, exact unless `needs_reference_fallback(blocks)`.
 pub struct GitMemory<'l> {
     /// The value of the first `system/persona` block, even when there are several.
-    persona: Option<&'l [u8]>,
+    persona: Option<Chars<'l>>,
     /// `None` when `<memory>` is not written.
     nested: Option<NestedTags<'l>>,
     external: Option<ExternalTree<'l>>,
@@ -57,7 +57,7 @@ pub fn prepare<'l>(blocks: &'l [Block<'_>]) -> RenderResult<Option<GitMemory<'l>
     if !blocks.iter().any(|b| is_system(&b)) {
         return Ok(None);
     }
-    let persona = blocks.iter().find(|b| *b.label == *PERSONA).map(|b| rstrip_newlines(&b.value));
+    let persona = blocks.iter().find(|b| *b.label == *PERSONA).map(|b| b.value.rstrip_newlines());
     let mut memory = blocks.iter().filter(is_system).filter(|b| *b.label != *PERSONA).peekable();
     let external: Vec<&Block> = blocks
         .iter()
@@ -136,7 +136,7 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
             continue;
         }
         let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
-        let (description, value) = (strip(&p.block.description), rstrip_newlines(&p.block.value));
+        let (description, value) = (strip(&p.block.description), p.block.value.rstrip_newlines());
         shown.push(Shown { start: p.start, end: p.end, common, description, value });
         open = path;
     }
@@ -156,7 +156,7 @@ enum Tag<'p> {
     /// The block's file: its path joined by `/`.
     Projection(&'p [&'p [u8]]),
     Description(&'p [u8]),
-    Value(&'p [u8]),
+    Value(Chars<'p>),
 }
 
 impl TagLine<'_> {
@@ -188,7 +188,7 @@ struct Shown<'p> {
     /// How many parts it shares with the path drawn before it.
     common: usize,
     description: &'p [u8],
-    value: &'p [u8],
+    value: Chars<'p>,
 }
 
 /// The paths to draw, in order, and the label parts they index.
@@ -391,7 +391,7 @@ mod tests {
     fn block<'a>(label: &'a [u8], value: &'a [u8], description: &'a [u8]) -> Block<'a> {
         Block {
             label: Text::from(label),
-            value: Text::from(value),
+            value: Chars::Utf8(value),
             description: Text::from(description),
             limit: Int::Small(100),
             read_only: false,

@@ -17,7 +17,7 @@ pub fn render(out: &mut impl Sink, blocks: &[Block]) {
         metadata(out, block);
         w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
         if !block.value.is_empty() {
-            out.numbered_lines(&block.value);
+            out.numbered_lines(block.value);
         }
         w!(out, "</value>\n</", tag, ">\n");
         if i + 1 != blocks.len() {
@@ -30,15 +30,14 @@ pub fn render(out: &mut impl Sink, blocks: &[Block]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Int;
-    use crate::model::Text;
+    use crate::model::{Chars, Int, Text};
     use crate::out::Out;
 
     #[test]
     fn numbers_every_line() {
         let b = Block {
             label: Text::from(b"persona"),
-            value: Text::from(b"a\r\n\nb"),
+            value: Chars::Utf8(b"a\r\n\nb"),
             description: Text::from(b""),
             limit: Int::Small(5),
             read_only: false,

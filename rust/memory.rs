@@ -74,7 +74,7 @@ impl Render for Compile<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Block, Int, Text};
+    use crate::model::{Block, Chars, Int, Text};
     use crate::out::{Final, Out};
 
     /// A block's text as the binding reads it from Python: with its own code units.
@@ -86,7 +86,7 @@ mod tests {
     fn native_and_utf8_inputs_render_the_same_in_every_mode() {
         let values = ["", "\n", "abc", "a\n\u{e9}\n", "\u{1F600}\nx\n\n", "\u{d7ff}\u{2192}\r\n\0"];
         let finals: Vec<Final> = values.iter().map(|v| held(v)).collect();
-        fn block(value: Text<'_>) -> Block<'_> {
+        fn block(value: Chars<'_>) -> Block<'_> {
             Block {
                 label: Text::from(b"human"),
                 value,
@@ -95,12 +95,8 @@ mod tests {
                 read_only: false,
             }
         }
-        let utf8: Vec<Block> = values.iter().map(|v| block(Text::from(v.as_bytes()))).collect();
-        let native: Vec<Block> = values
-            .iter()
-            .zip(&finals)
-            .map(|(v, f)| Block { value: Text::with_native(v.as_bytes(), f.native()), ..block(Text::from(b"")) })
-            .collect();
+        let utf8: Vec<Block> = values.iter().map(|v| block(Chars::Utf8(v.as_bytes()))).collect();
+        let native: Vec<Block> = finals.iter().map(|f| block(Chars::Native(f.native()))).collect();
         for (agent_type, anthropic) in [(&b""[..], false), (b"letta_v1_agent", true)] {
             for one in 0..values.len() {
                 fn input<'a>(blocks: &[Block<'a>], agent_type: &'a [u8], anthropic: bool) -> CompileInput<'a> {

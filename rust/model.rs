@@ -29,15 +29,6 @@ impl<'a> Text<'a> {
         self.native
     }
 
-    /// The lines, as Python's `s.split("\n")`: in the text's own width when it has one.
-    pub fn lines(&self) -> impl Iterator<Item = Chars<'_>> {
-        let (native, utf8) = match self.native {
-            Some(n) => (Some(n.lines().map(Chars::Native)), None),
-            None => (None, Some(text::lines(&self.utf8).map(Chars::Utf8))),
-        };
-        native.into_iter().flatten().chain(utf8.into_iter().flatten())
-    }
-
     /// Number of code points, as Python's `len(str)`.
     pub fn char_len(&self) -> usize {
         self.native.map_or_else(|| text::char_len(&self.utf8), |n| n.len())
@@ -94,7 +85,8 @@ pub enum Int<'a> {
 #[derive(Debug, Clone)]
 pub struct Block<'a> {
     pub label: Text<'a>,
-    pub value: Text<'a>,
+    /// Only copied (whole, by lines, without its final newlines): never read as UTF-8.
+    pub value: Chars<'a>,
     pub description: Text<'a>,
     /// `0` when Python had `None`.
     pub limit: Int<'a>,
@@ -155,5 +147,45 @@ pub struct CompileInput<'a> {
 #[derive(Debug, Clone, Copy)]
 pub enum Chars<'a> {
     Utf8(&'a [u8]),
-    Native(crate::text::Native<'a>),
+    Native(Native<'a>),
+}
+
+impl<'a> Chars<'a> {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Chars::Utf8(utf8) => utf8.is_empty(),
+            Chars::Native(native) => native.is_empty(),
+        }
+    }
+
+    /// Number of code points, as Python's `len(str)`.
+    pub fn char_len(&self) -> usize {
+        match self {
+            Chars::Utf8(utf8) => text::char_len(utf8),
+            Chars::Native(native) => native.len(),
+        }
+    }
+
+    /// The lines, as Python's `s.split("\n")`, each in the text's own form.
+    pub fn lines(self) -> impl Iterator<Item = Chars<'a>> {
+        let (native, utf8) = match self {
+            Chars::Native(n) => (Some(n.lines().map(Chars::Native)), None),
+            Chars::Utf8(u) => (None, Some(text::lines(u).map(Chars::Utf8))),
+        };
+        native.into_iter().flatten().chain(utf8.into_iter().flatten())
+    }
+
+    /// Python's `s.rstrip("\n")`.
+    pub fn rstrip_newlines(self) -> Chars<'a> {
+        match self {
+            Chars::Utf8(utf8) => Chars::Utf8(text::rstrip_newlines(utf8)),
+            Chars::Native(native) => Chars::Native(native.rstrip_newlines()),
+        }
+    }
+}
+
+impl Default for Chars<'_> {
+    fn default() -> Self {
+        Chars::Utf8(b"")
+    }
 }

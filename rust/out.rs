@@ -5,7 +5,7 @@
 //! and fuzzing. No renderer computes its size by hand: `Count` runs the same code.
 
 use crate::error::{RenderError, RenderResult};
-use crate::model::{Int, Text};
+use crate::model::{Chars, Int};
 use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::text::{self, widen, Class, CodeUnit, Native, Unit, Units};
@@ -85,7 +85,7 @@ pub trait Sink {
     }
 
     /// Writes every line of `text` (`s.split("\n")`) as `N→ line\n`, numbered from 1.
-    fn numbered_lines(&mut self, text: &Text<'_>)
+    fn numbered_lines(&mut self, text: Chars<'_>)
     where
         Self: Sized,
     {
@@ -97,7 +97,7 @@ pub trait Sink {
 const ARROW: Native = Native { units: Units::Two(&[0x2192, 0x20]), class: Class::Ucs2 };
 
 /// Numbered lines, one line at a time: every sink can write them so.
-fn numbered_lines_each(out: &mut impl Sink, text: &Text<'_>) {
+fn numbered_lines_each(out: &mut impl Sink, text: Chars<'_>) {
     for (n, line) in text.lines().enumerate() {
         crate::w!(out, n + 1, ARROW, line, "\n");
     }
@@ -296,14 +296,14 @@ impl Sink for Count {
         self.chars = self.chars.saturating_add(n);
     }
 
-    fn numbered_lines(&mut self, text: &Text<'_>) {
+    fn numbered_lines(&mut self, text: Chars<'_>) {
         // O(1) a line: the lines hold every code point of `text` but its (ASCII) newlines,
         // so with the arrow the class is the text's class or UCS-2, whichever is wider.
-        let (chars, class, newlines) = match text.native() {
-            Some(n) => (n.len(), n.class, n.count(0x0A)),
-            None => {
-                let (chars, class) = text::measure(text);
-                (chars, class, memchr::memchr_iter(b'\n', text).count())
+        let (chars, class, newlines) = match text {
+            Chars::Native(n) => (n.len(), n.class, n.count(0x0A)),
+            Chars::Utf8(utf8) => {
+                let (chars, class) = text::measure(utf8);
+                (chars, class, memchr::memchr_iter(b'\n', utf8).count())
             }
         };
         let lines = newlines + 1;
@@ -462,8 +462,8 @@ impl Sink for Wide<'_> {
         self.sections.push(Section { name, start, end: self.at });
     }
 
-    fn numbered_lines(&mut self, text: &Text<'_>) {
-        let Some(native) = text.native() else {
+    fn numbered_lines(&mut self, text: Chars<'_>) {
+        let Chars::Native(native) = text else {
             return numbered_lines_each(self, text);
         };
         if self.broken {
@@ -648,12 +648,12 @@ impl Piece for Int<'_> {
     }
 }
 
-impl Piece for crate::model::Chars<'_> {
+impl Piece for Chars<'_> {
     #[inline]
     fn write_to(&self, out: &mut impl Sink) {
         match self {
-            crate::model::Chars::Utf8(text) => out.push(text),
-            crate::model::Chars::Native(text) => out.push_native(*text),
+            Chars::Utf8(text) => out.push(text),
+            Chars::Native(text) => out.push_native(*text),
         }
     }
 }
@@ -715,11 +715,11 @@ mod tests {
     }
 
     /// A value's numbered lines, as the line-numbered renderer writes them.
-    struct Numbered<'a>(Text<'a>);
+    struct Numbered<'a>(Chars<'a>);
 
     impl Render for Numbered<'_> {
         fn render(&self, out: &mut impl Sink) -> RenderResult {
-            out.numbered_lines(&self.0);
+            out.numbered_lines(self.0);
             Ok(())
         }
     }
@@ -741,7 +741,7 @@ mod tests {
             };
             let expected: String =
                 value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect();
-            for text in [Text::from(utf8), Text::with_native(utf8, native)] {
+            for text in [Chars::Utf8(utf8), Chars::Native(native)] {
                 let r = Numbered(text);
                 assert_eq!(Out::of(&r).unwrap().buf, expected.as_bytes(), "{value:?}");
                 let fin = Final::of(&r).unwrap();
@@ -754,12 +754,12 @@ mod tests {
     }
 
     /// A wide label before the numbered lines: the output is wider than the value.
-    struct Labelled<'a>(&'a [u8], Text<'a>);
+    struct Labelled<'a>(&'a [u8], Chars<'a>);
 
     impl Render for Labelled<'_> {
         fn render(&self, out: &mut impl Sink) -> RenderResult {
             w!(out, self.0);
-            out.numbered_lines(&self.1);
+            out.numbered_lines(self.1);
             Ok(())
         }
     }
@@ -785,7 +785,7 @@ mod tests {
             let numbered: String =
                 value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect();
             for label in ["", "\u{1F600}"] {
-                let r = Labelled(label.as_bytes(), Text::with_native(value.as_bytes(), stored.native()));
+                let r = Labelled(label.as_bytes(), Chars::Native(stored.native()));
                 let expected = format!("{label}{numbered}");
                 let fin = Final::of(&r).unwrap();
                 assert_eq!(fin.to_utf8(), expected.as_bytes(), "{value:?}");

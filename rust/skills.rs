@@ -346,13 +346,13 @@ impl<'a> Tree<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Int, Text};
+    use crate::model::{Chars, Int, Text};
     use crate::out::Out;
 
     fn block<'a>(label: &'a str, description: &'a str) -> Block<'a> {
         Block {
             label: Text::from(label.as_bytes()),
-            value: Text::from(b""),
+            value: Chars::default(),
             description: Text::from(description.as_bytes()),
             limit: Int::Small(0),
             read_only: false,

@@ -37,11 +37,65 @@ fn replace_into(out: &mut impl Sink, hay: &[u8], needle: &[u8], with: &[u8]) {
     out.push(&hay[copied..]);
 }
 
+/// A template's text as `parts` splits it: UTF-8 (a stored message's), or a Python `str`
+/// in its own width (the template a system message is rendered from).
+pub trait TemplateText: Copy {
+    /// `"\n\n"`.
+    const BETWEEN: Self;
+    /// Where `PLACEHOLDER` first occurs at or after `from`, in the text's own units.
+    fn find_placeholder(self, from: usize) -> Option<usize>;
+    /// Units `start..`, to the end.
+    fn tail(self, start: usize) -> Self;
+    /// Units `start..end`.
+    fn slice(self, start: usize, end: usize) -> Self;
+}
+
+impl TemplateText for &[u8] {
+    const BETWEEN: Self = b"\n\n";
+
+    fn find_placeholder(self, from: usize) -> Option<usize> {
+        memchr::memmem::find(self.get(from..)?, PLACEHOLDER).map(|i| from + i)
+    }
+
+    fn tail(self, start: usize) -> Self {
+        self.get(start..).unwrap_or_default()
+    }
+
+    fn slice(self, start: usize, end: usize) -> Self {
+        self.get(start..end).unwrap_or_default()
+    }
+}
+
+impl TemplateText for Chars<'_> {
+    const BETWEEN: Self = Chars::Utf8(b"\n\n");
+
+    fn find_placeholder(self, from: usize) -> Option<usize> {
+        match self {
+            Chars::Utf8(utf8) => utf8.find_placeholder(from),
+            Chars::Native(native) => native.find_ascii(PLACEHOLDER, from),
+        }
+    }
+
+    fn tail(self, start: usize) -> Self {
+        match self {
+            Chars::Utf8(utf8) => Chars::Utf8(utf8.tail(start)),
+            Chars::Native(native) => Chars::Native(native.slice(start, native.len())),
+        }
+    }
+
+    fn slice(self, start: usize, end: usize) -> Self {
+        match self {
+            Chars::Utf8(utf8) => Chars::Utf8(utf8.slice(start, end)),
+            Chars::Native(native) => Chars::Native(native.slice(start, end)),
+        }
+    }
+}
+
 /// A part of the system message, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part<'p> {
+#[derive(Debug, Clone, Copy)]
+pub enum Part<T> {
     /// Text of the template (or the `"\n\n"` before an appended memory).
-    Template(&'p [u8]),
+    Template(T),
     /// The memory section, `"\n\n"`, then the metadata block.
     Memory,
 }
@@ -50,17 +104,17 @@ pub enum Part<'p> {
 /// user variables, as parts: the memory (with the metadata block) takes the place of
 /// every `{CORE_MEMORY}`; when there is none, it is appended after `"\n\n"` if
 /// `append_if_missing`.
-pub fn parts(system_prompt: &[u8], append_if_missing: bool) -> Vec<Part<'_>> {
+pub fn parts<T: TemplateText>(system_prompt: T, append_if_missing: bool) -> Vec<Part<T>> {
     let mut parts = Vec::new();
     let mut copied = 0;
-    for start in occurrences(system_prompt, PLACEHOLDER) {
-        parts.push(Part::Template(&system_prompt[copied..start]));
+    while let Some(start) = system_prompt.find_placeholder(copied) {
+        parts.push(Part::Template(system_prompt.slice(copied, start)));
         parts.push(Part::Memory);
         copied = start + PLACEHOLDER.len();
     }
-    parts.push(Part::Template(&system_prompt[copied..]));
+    parts.push(Part::Template(system_prompt.tail(copied)));
     if parts.len() == 1 && append_if_missing {
-        parts.extend([Part::Template(b"\n\n"), Part::Memory]);
+        parts.extend([Part::Template(T::BETWEEN), Part::Memory]);
     }
     parts
 }
@@ -69,7 +123,7 @@ pub fn parts(system_prompt: &[u8], append_if_missing: bool) -> Vec<Part<'_>> {
 /// in place of each `{CORE_MEMORY}`. Both are rendered text (a `str` in Python): a million
 /// placeholders are counted without rendering the block a million times.
 pub struct SystemMessage<'a> {
-    pub template: &'a [u8],
+    pub template: Chars<'a>,
     pub memory: Chars<'a>,
     /// The `<memory_metadata>` block (see `metadata::render`).
     pub metadata: Chars<'a>,
@@ -198,6 +252,7 @@ mod tests {
     use crate::metadata::Metadata;
     use crate::model::Int;
     use crate::model::Text;
+    use crate::out::Final;
 
     fn meta() -> Metadata<'static> {
         Metadata {
@@ -218,7 +273,7 @@ mod tests {
     fn system(template: &str, append: bool) -> String {
         let meta = Out::of(&meta()).unwrap().buf;
         let message = SystemMessage {
-            template: template.as_bytes(),
+            template: Chars::Utf8(template.as_bytes()),
             memory: Chars::Utf8(b"MEM"),
             metadata: Chars::Utf8(&meta),
             append_if_missing: append,
@@ -240,6 +295,45 @@ mod tests {
         assert_eq!(system("{CORE_MEMORY}{CORE_MEMORY}", false), format!("{FULL}{FULL}"));
         assert_eq!(system("{{CORE_MEMORY}}", true), format!("{{{FULL}}}"));
         assert_eq!(system("{CORE_MEMORY}\n{CORE_MEMORY}x", true), format!("{FULL}\n{FULL}x"));
+    }
+
+    #[test]
+    fn a_template_in_its_own_width_renders_as_its_utf8() {
+        let meta = Out::of(&meta()).unwrap().buf;
+        let filler = |c: char, n: usize| c.to_string().repeat(n);
+        let mut templates: Vec<String> = [
+            "",
+            "{CORE_MEMORY}",
+            "{CORE_MEMORY{CORE_MEMORY}}",
+            "caf\u{e9} {CORE_MEMORY}",
+            "\u{2192}{CORE_MEMORY}\u{2014}{CORE_MEMORY}",
+            "\u{1F600}{CORE_MEMORY",
+            "\u{d7ff}\0{CORE_MEMORY}\0",
+        ]
+        .map(String::from)
+        .to_vec();
+        // A placeholder starting at every place in and across the search's chunks of 16 units.
+        for wide in ['a', '\u{e9}', '\u{2192}', '\u{1F600}'] {
+            for before in 0..40 {
+                templates.push(format!("{}{{CORE_MEMORY}}{}", filler(wide, before), filler(wide, 40 - before)));
+            }
+        }
+        for template in &templates {
+            let held = Final::of(template.as_bytes()).unwrap();
+            for append in [true, false] {
+                let utf8 = SystemMessage {
+                    template: Chars::Utf8(template.as_bytes()),
+                    memory: Chars::Utf8(b"MEM"),
+                    metadata: Chars::Utf8(&meta),
+                    append_if_missing: append,
+                };
+                let native = SystemMessage { template: Chars::Native(held.native()), ..utf8 };
+                let expected = Out::of(&utf8).unwrap().buf;
+                let fin = Final::of(&native).unwrap();
+                assert_eq!(fin.to_utf8(), expected, "{template:?}");
+                assert_eq!(fin.class, fin.exact_class(), "{template:?}");
+            }
+        }
     }
 
     #[test]

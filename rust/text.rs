@@ -221,6 +221,40 @@ impl<'a> Native<'a> {
         })
     }
 
+    /// Where `needle` (ASCII, not empty) first occurs at or after code unit `from`.
+    pub fn find_ascii(&self, needle: &[u8], from: usize) -> Option<usize> {
+        let at = match self.units {
+            // Latin-1 bytes hold ASCII as themselves.
+            Units::One(u) => memchr::memmem::find(u.get(from..)?, needle),
+            Units::Two(u) => find_ascii_in(u.get(from..)?, needle),
+            Units::Four(u) => find_ascii_in(u.get(from..)?, needle),
+        };
+        at.map(|i| from + i)
+    }
+
+    /// Code units `start..end` (empty when out of range), with the whole text's class.
+    pub fn slice(self, start: usize, end: usize) -> Native<'a> {
+        let units = match self.units {
+            Units::One(u) => Units::One(u.get(start..end).unwrap_or_default()),
+            Units::Two(u) => Units::Two(u.get(start..end).unwrap_or_default()),
+            Units::Four(u) => Units::Four(u.get(start..end).unwrap_or_default()),
+        };
+        Native { units, class: self.class }
+    }
+
+    /// Python's `s.rstrip("\n")`, in place.
+    pub fn rstrip_newlines(self) -> Native<'a> {
+        fn end<T: Copy + Into<u32>>(units: &[T]) -> usize {
+            units.iter().rposition(|&u| u.into() != 0x0A).map_or(0, |i| i + 1)
+        }
+        let units = match self.units {
+            Units::One(u) => Units::One(&u[..end(u)]),
+            Units::Two(u) => Units::Two(&u[..end(u)]),
+            Units::Four(u) => Units::Four(&u[..end(u)]),
+        };
+        Native { units, class: self.class }
+    }
+
     /// The text as surrogatepass UTF-8, one chunk of at most `buf.len()` bytes at a time.
     pub fn utf8_chunks(&self, buf: &mut [u8], mut each: impl FnMut(&[u8])) {
         if let (Units::One(bytes), Class::Ascii) = (self.units, self.class) {
@@ -271,6 +305,30 @@ fn encode_chunks<T: Copy + Into<u32>>(units: &[T], buf: &mut [u8], mut each: imp
     if n > 0 {
         each(&buf[..n]);
     }
+}
+
+/// Where ASCII `needle` (not empty) first occurs in `units`: candidates found 16 units at a time.
+fn find_ascii_in<T: Copy + Into<u32>>(units: &[T], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let last_start = units.len().checked_sub(needle.len())?;
+    let mut chunk_start = 0;
+    while chunk_start <= last_start {
+        let chunk = &units[chunk_start..units.len().min(chunk_start + 16)];
+        if chunk.iter().fold(false, |seen, &u| seen | (u.into() == u32::from(first))) {
+            for (i, &u) in chunk.iter().enumerate() {
+                let start = chunk_start + i;
+                if start > last_start {
+                    return None;
+                }
+                let tail = &units[start + 1..start + needle.len()];
+                if u.into() == u32::from(first) && tail.iter().zip(rest).all(|(&u, &b)| u.into() == u32::from(b)) {
+                    return Some(start);
+                }
+            }
+        }
+        chunk_start += 16;
+    }
+    None
 }
 
 /// How many of `units` are `unit`, counted in chunks small enough for a `u16` a lane (a loop the compiler vectorises).
@@ -554,6 +612,30 @@ mod tests {
         assert_eq!(rstrip_newlines(b"a \n\n"), b"a ");
         assert_eq!(rstrip_newlines(b"\n\n"), b"");
         assert_eq!(rstrip_newlines(b"a\r\n"), b"a\r");
+    }
+
+    #[test]
+    fn native_rstrip_newlines_in_every_width() {
+        for value in ["a \n\n", "\n\n", "a\r\n", "", "\u{e9}\n", "\u{2192}\n\u{2192}\n", "\u{1F600}\n\n\0"] {
+            let expected: Vec<u32> = value.trim_end_matches('\n').chars().map(u32::from).collect();
+            let cps: Vec<u32> = value.chars().map(u32::from).collect();
+            let (ones, twos): (Vec<u8>, Vec<u16>) =
+                (cps.iter().map(|&c| c as u8).collect(), cps.iter().map(|&c| c as u16).collect());
+            let widths = [
+                Native { units: Units::One(&ones), class: Class::Latin1 },
+                Native { units: Units::Two(&twos), class: Class::Ucs2 },
+                Native { units: Units::Four(&cps), class: Class::Ucs4 },
+            ];
+            let max = cps.iter().copied().max().unwrap_or(0);
+            for native in widths.into_iter().filter(|n| n.class.max_char() >= max) {
+                let got: Vec<u32> = match native.rstrip_newlines().units {
+                    Units::One(u) => u.iter().map(|&c| c.into()).collect(),
+                    Units::Two(u) => u.iter().map(|&c| c.into()).collect(),
+                    Units::Four(u) => u.to_vec(),
+                };
+                assert_eq!(got, expected, "{value:?} {:?}", native.class);
+            }
+        }
     }
 
     #[test]

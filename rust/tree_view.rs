@@ -434,14 +434,13 @@ pub(crate) mod support {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Int;
-    use crate::model::Text;
+    use crate::model::{Chars, Int, Text};
     use crate::out::Out;
 
     fn block<'a>(label: &'a [u8], description: &'a [u8]) -> Block<'a> {
         Block {
             label: Text::from(label),
-            value: Text::from(b""),
+            value: Chars::default(),
             description: Text::from(description),
             limit: Int::Small(100),
             read_only: false,

@@ -6,9 +6,8 @@
 //! point; now and then a text is repeated to grow large. Labels are paths built from
 //! a small pool of parts (so they collide), sometimes thousands of parts deep.
 
-
 use arbitrary::{Arbitrary, Result, Unstructured};
-use memprompt::model::{Block, ClientSkill, CompileInput, FileBlock, Int, Source, ToolUsageRules};
+use memprompt::model::{Block, Chars, ClientSkill, CompileInput, FileBlock, Int, Source, ToolUsageRules};
 
 /// The largest text a generator builds (the fuzzer stays fast; tests/test_extremes.py goes big).
 pub const MAX_TEXT: usize = 1 << 15;
@@ -313,7 +312,7 @@ impl FBlock {
     pub fn block(&self) -> Block<'_> {
         Block {
             label: self.label.0.cow(),
-            value: self.value.cow(),
+            value: Chars::Utf8(&self.value.0),
             description: self.description.cow(),
             limit: self.limit.int(),
             read_only: self.read_only,

@@ -1,13 +1,12 @@
 //! One function per fuzz target: decode the input, render, check the invariants, and
 //! (for the corpus export) describe the input and the outcome as JSON.
 
-
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memprompt::error::RenderResult;
 use memprompt::fingerprint::{stored_memory_section, METADATA_START};
 use memprompt::metadata::Metadata;
 use memprompt::model::Text as TextCow;
-use memprompt::model::{Block, Chars, ClientSkill};
+use memprompt::model::{Block, Chars, ClientSkill, CompileInput};
 use memprompt::out::{Final, Out, Render, Sink};
 use memprompt::posix_path;
 use memprompt::skills::{self, Cwd, Rendered};
@@ -78,6 +77,25 @@ fn render_compile(input: &memprompt::model::CompileInput) -> (Out, memprompt::er
     (out, result)
 }
 
+/// Every value of `input` (blocks, then file blocks) as Python would hold it, in its own width.
+fn held_values(input: &CompileInput) -> Vec<Final> {
+    let values = input.blocks.iter().chain(input.file_blocks.iter().map(|f| &f.block)).map(|b| match b.value {
+        Chars::Utf8(utf8) => utf8,
+        Chars::Native(_) => unreachable!("generated values are UTF-8"),
+    });
+    values.map(|v| Final::of(v).expect("a value renders")).collect()
+}
+
+/// `input` with its values replaced by `held`'s code units.
+fn with_native_values<'a>(input: &CompileInput<'a>, held: &'a [Final]) -> CompileInput<'a> {
+    let mut native = input.clone();
+    let blocks = native.blocks.iter_mut().chain(native.file_blocks.iter_mut().map(|f| &mut f.block));
+    for (block, value) in blocks.zip(held) {
+        block.value = Chars::Native(value.native());
+    }
+    native
+}
+
 pub fn compile(data: &[u8], export: bool) -> Option<Json> {
     let c: FCompile = decode(data)?;
     let input = c.input();
@@ -110,6 +128,11 @@ pub fn compile(data: &[u8], export: bool) -> Option<Json> {
             }
             let (again, _) = render_compile(&input);
             assert_eq!(again.buf, out.buf, "rendering is deterministic");
+            let held = held_values(&input);
+            let native = with_native_values(&input, &held);
+            let (native_out, _) = render_compile(&native);
+            assert_eq!(native_out.buf, out.buf, "values held in their own width (as from Python) render the same");
+            check::final_width(&memory::Compile::prepare(&native).expect("prepared once already"), &out);
         }
         Err(_) => assert!(input.git_enabled && !react, "only git memory's external tree can fail"),
     }
@@ -502,7 +525,7 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
     let template = &p.template.0;
     let memory = &p.memory.0;
     let system = SystemMessage {
-        template,
+        template: Chars::Utf8(template),
         memory: Chars::Utf8(memory),
         metadata: Chars::Utf8(&block.buf),
         append_if_missing: p.append,
@@ -510,10 +533,14 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
     let message = Out::of(&system).expect("a system message always renders");
     check::valid_text(&message.buf);
     check::final_width(&system, &message);
-    // The memory as Python holds it (in its own width) gives the same message.
-    let held = Final::of(&memory[..]).unwrap();
-    let native = SystemMessage { memory: Chars::Native(held.native()), ..system };
-    assert_eq!(Out::of(&native).unwrap().buf, message.buf, "a native memory section is the same text");
+    // The template and the memory as Python holds them (in their own width) give the same message.
+    let (held_template, held) = (Final::of(&template[..]).unwrap(), Final::of(&memory[..]).unwrap());
+    let native = SystemMessage {
+        template: Chars::Native(held_template.native()),
+        memory: Chars::Native(held.native()),
+        ..system
+    };
+    assert_eq!(Out::of(&native).unwrap().buf, message.buf, "a native template and memory give the same text");
     check::final_width(&native, &message);
     let stored = stored_memory_section(template, &message.buf);
     // The exact parse gives back the memory section, whatever it holds, unless the metadata

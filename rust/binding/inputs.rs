@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::strings::{repr, type_error, Strings};
-use crate::model::{Block, ClientSkill, FileBlock, Int, Source, Text, ToolUsageRules};
+use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Source, Text, ToolUsageRules};
 
 /// Names a block in an error message: `block 3 ('human')`.
 fn block_name(kind: &str, index: usize, obj: &Bound<'_, PyAny>) -> String {
@@ -33,7 +33,7 @@ pub fn block<'s, 'py>(
     let py = strings.py();
     let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
     let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
-    let value = strings.str_or_none(&strings.attr(obj, intern!(py, "value"))?, field("value"))?;
+    let value = strings.chars_or_none(&strings.attr(obj, intern!(py, "value"))?, field("value"))?;
     let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
     let limit =
         strings.int_or_none(&strings.attr(obj, intern!(py, "limit"))?, field("limit"))?.unwrap_or(Int::Small(0));
@@ -72,7 +72,7 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
         let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
         let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
         let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
-        out.push(Block { label, value: Text::from(b""), description, limit: Int::Small(0), read_only: false });
+        out.push(Block { label, value: Chars::default(), description, limit: Int::Small(0), read_only: false });
     }
     strings.list_end();
     Ok(out)
@@ -103,7 +103,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
             Some(d) => strings.str_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,
             None => Text::from(&b""[..]),
         };
-        out.push(Block { label, value: Text::from(b""), description, limit: Int::Small(0), read_only: false });
+        out.push(Block { label, value: Chars::default(), description, limit: Int::Small(0), read_only: false });
     }
     strings.list_end();
     Ok(out)

@@ -394,12 +394,12 @@ pub fn get_system_message_from_compiled_memory<'py>(
         Arg::Default => true,
         Arg::Given(flag) => flag.is_truthy()?,
     };
-    let Some(prompt) = strings.try_text(system_prompt)? else {
+    let Ok(prompt) = system_prompt.cast::<PyString>() else {
         return Err(type_error("system_prompt".into(), "str", system_prompt));
     };
     let (block, _) = render_str(py, &meta)?;
     let message = SystemMessage {
-        template: prompt,
+        template: Chars::Native(strings.native(prompt)),
         memory: Chars::Native(strings.native(memory)),
         metadata: Chars::Native(strings.native(&block)),
         append_if_missing: append,

@@ -13,7 +13,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::model::{Int, Text};
+use crate::model::{Chars, Int, Text};
 use crate::out::{Count, Render, Section, UnitsMut, Wide};
 use crate::text::{Class, Native, Units};
 use crate::trace::{Id, Trace};
@@ -161,7 +161,23 @@ impl<'py> Strings<'py> {
 
     /// Both forms of a `str`: its UTF-8 to read and its own code units to copy.
     pub fn whole<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
-        Ok(Text::with_native(self.text(s)?, self.native(s)))
+        let native = self.native(s);
+        match native.units {
+            // ASCII code units are their own UTF-8: nothing to ask Python for.
+            Units::One(ascii) if native.class == Class::Ascii => Ok(Text::with_native(ascii, native)),
+            _ => Ok(Text::with_native(self.text(s)?, native)),
+        }
+    }
+
+    /// `obj or ""` for a field that is only copied, in its own width; `what` names the field for the error.
+    pub fn chars_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Chars<'s>> {
+        if obj.is_none() {
+            return Ok(Chars::default());
+        }
+        match obj.cast::<PyString>() {
+            Ok(s) => Ok(Chars::Native(self.native(s))),
+            Err(_) => Err(type_error(what(), "str or None", obj)),
+        }
     }
 
     /// `whole`, or `None` when `obj` is not a `str`.

@@ -2,6 +2,7 @@
 //! `{CORE_MEMORY}`, and Letta's `safe_format` for templates with variables.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use crate::error::RenderResult;
 use crate::model::Chars;
@@ -10,6 +11,13 @@ use crate::w;
 
 /// Where the memory goes in a template.
 pub const PLACEHOLDER: &[u8] = b"{CORE_MEMORY}";
+
+/// The search for `PLACEHOLDER`, built once (building one costs more than a short search).
+fn placeholder() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(PLACEHOLDER));
+    &FINDER
+}
 
 /// The start of every occurrence of `needle` in `hay`, left to right, not overlapping
 /// (the occurrences `str.replace` and `str.split` find). `needle` must not be empty.
@@ -54,7 +62,7 @@ impl TemplateText for &[u8] {
     const BETWEEN: Self = b"\n\n";
 
     fn find_placeholder(self, from: usize) -> Option<usize> {
-        memchr::memmem::find(self.get(from..)?, PLACEHOLDER).map(|i| from + i)
+        placeholder().find(self.get(from..)?).map(|i| from + i)
     }
 
     fn tail(self, start: usize) -> Self {
@@ -72,7 +80,7 @@ impl TemplateText for Chars<'_> {
     fn find_placeholder(self, from: usize) -> Option<usize> {
         match self {
             Chars::Utf8(utf8) => utf8.find_placeholder(from),
-            Chars::Native(native) => native.find_ascii(PLACEHOLDER, from),
+            Chars::Native(native) => native.find_ascii(placeholder(), from),
         }
     }
 

@@ -221,13 +221,13 @@ impl<'a> Native<'a> {
         })
     }
 
-    /// Where `needle` (ASCII, not empty) first occurs at or after code unit `from`.
-    pub fn find_ascii(&self, needle: &[u8], from: usize) -> Option<usize> {
+    /// Where the needle of `finder` (ASCII, not empty) first occurs at or after code unit `from`.
+    pub fn find_ascii(&self, finder: &memchr::memmem::Finder<'_>, from: usize) -> Option<usize> {
         let at = match self.units {
             // Latin-1 bytes hold ASCII as themselves.
-            Units::One(u) => memchr::memmem::find(u.get(from..)?, needle),
-            Units::Two(u) => find_ascii_in(u.get(from..)?, needle),
-            Units::Four(u) => find_ascii_in(u.get(from..)?, needle),
+            Units::One(u) => finder.find(u.get(from..)?),
+            Units::Two(u) => find_ascii_in(u.get(from..)?, finder.needle()),
+            Units::Four(u) => find_ascii_in(u.get(from..)?, finder.needle()),
         };
         at.map(|i| from + i)
     }

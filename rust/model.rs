@@ -1,7 +1,9 @@
 //! The inputs of every renderer, as plain Rust data borrowed from Python objects.
 //!
-//! Text is the bytes of a Python `str` encoded with `surrogatepass` (see `text`);
-//! the binding fills these structs and applies Letta's `x or ""` defaults, so a
+//! Text a renderer reads (`Text`) is the bytes of a Python `str` encoded with
+//! `surrogatepass` (see `text`), beside its own code units; text it only copies
+//! (`Chars`: a block's value, a template) is the `str`'s own code units alone. The
+//! binding fills these structs and applies Letta's `x or ""` defaults, so a
 //! renderer never sees a Python `None`.
 
 use std::borrow::Cow;
@@ -27,11 +29,6 @@ impl<'a> Text<'a> {
     /// Its own code units, when it came from Python.
     pub fn native(&self) -> Option<Native<'a>> {
         self.native
-    }
-
-    /// Number of code points, as Python's `len(str)`.
-    pub fn char_len(&self) -> usize {
-        self.native.map_or_else(|| text::char_len(&self.utf8), |n| n.len())
     }
 }
 

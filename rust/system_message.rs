@@ -52,8 +52,8 @@ pub trait TemplateText: Copy {
     const BETWEEN: Self;
     /// Where `PLACEHOLDER` first occurs at or after `from`, in the text's own units.
     fn find_placeholder(self, from: usize) -> Option<usize>;
-    /// Units `start..`, to the end.
-    fn tail(self, start: usize) -> Self;
+    /// How many units it has.
+    fn units(self) -> usize;
     /// Units `start..end`.
     fn slice(self, start: usize, end: usize) -> Self;
 }
@@ -65,8 +65,8 @@ impl TemplateText for &[u8] {
         placeholder().find(self.get(from..)?).map(|i| from + i)
     }
 
-    fn tail(self, start: usize) -> Self {
-        self.get(start..).unwrap_or_default()
+    fn units(self) -> usize {
+        self.len()
     }
 
     fn slice(self, start: usize, end: usize) -> Self {
@@ -84,10 +84,10 @@ impl TemplateText for Chars<'_> {
         }
     }
 
-    fn tail(self, start: usize) -> Self {
+    fn units(self) -> usize {
         match self {
-            Chars::Utf8(utf8) => Chars::Utf8(utf8.tail(start)),
-            Chars::Native(native) => Chars::Native(native.slice(start, native.len())),
+            Chars::Utf8(utf8) => utf8.len(),
+            Chars::Native(native) => native.len(),
         }
     }
 
@@ -120,7 +120,7 @@ pub fn parts<T: TemplateText>(system_prompt: T, append_if_missing: bool) -> Vec<
         parts.push(Part::Memory);
         copied = start + PLACEHOLDER.len();
     }
-    parts.push(Part::Template(system_prompt.tail(copied)));
+    parts.push(Part::Template(system_prompt.slice(copied, system_prompt.units())));
     if parts.len() == 1 && append_if_missing {
         parts.extend([Part::Template(T::BETWEEN), Part::Memory]);
     }

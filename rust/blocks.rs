@@ -1,6 +1,6 @@
 //! `<memory_blocks>`: the plain form.
 
-use crate::model::Block;
+use crate::model::{Block, Text};
 use crate::out::Sink;
 use crate::w;
 
@@ -9,9 +9,10 @@ pub const HEADER: &str =
 pub const FOOTER: &str = "\n</memory_blocks>";
 
 /// Letta's `block.label or "block"`.
-pub fn tag<'b>(block: &'b Block) -> &'b [u8] {
+pub fn tag<'b>(block: &'b Block<'_>) -> &'b Text<'b> {
+    static BLOCK: Text<'static> = Text::ascii(b"block");
     if block.label.is_empty() {
-        b"block"
+        &BLOCK
     } else {
         &block.label
     }
@@ -70,6 +71,32 @@ mod tests {
              <human>\n<description>\nd\n</description>\n<metadata>\n- chars_current=2\n- chars_limit=100\n</metadata>\n\
              <value>\nh\u{e9}\n</value>\n</human>\n\n</memory_blocks>"
         );
+    }
+
+    struct Blocks<'a>(Vec<Block<'a>>);
+
+    impl crate::out::Render for Blocks<'_> {
+        fn render(&self, out: &mut impl Sink) -> crate::error::RenderResult {
+            render(out, &self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_unlabelled_block_is_a_block_in_every_width() {
+        // The "block" tag is written as code units of its own: in a wide output too.
+        for value in ["a", "\u{e9}", "\u{2192}", "\u{1F600}"] {
+            let stored = crate::out::Final::of(value.as_bytes()).unwrap();
+            let unlabelled = Block { label: Text::from(b""), value: Chars::Native(stored.native()), ..block("", "") };
+            let r = Blocks(vec![unlabelled, block("human", value)]);
+            let fin = crate::out::Final::of(&r).unwrap();
+            let out = Out::of(&r).unwrap();
+            assert_eq!(fin.to_utf8(), out.buf, "{value:?}");
+            assert_eq!(fin.class, fin.exact_class(), "{value:?}");
+            let text = String::from_utf8(out.buf).unwrap();
+            assert!(text.contains("<block>\n<description>\nd\n</description>"), "{text}");
+            assert!(text.contains(&format!("<value>\n{value}\n</value>\n</block>\n")), "{text}");
+        }
     }
 
     #[test]

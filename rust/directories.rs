@@ -8,14 +8,15 @@
 use std::collections::HashMap;
 
 use crate::blocks::metadata;
-use crate::model::{Block, CompileInput, FileBlock};
+use crate::model::{Block, CompileInput, FileBlock, Text};
 use crate::out::Sink;
 use crate::w;
 
 /// Letta's `fb.label or "file"`.
-fn file_label<'b>(block: &'b Block) -> &'b [u8] {
+fn file_label<'b>(block: &'b Block<'_>) -> &'b Text<'b> {
+    static FILE: Text<'static> = Text::ascii(b"file");
     if block.label.is_empty() {
-        b"file"
+        &FILE
     } else {
         &block.label
     }

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::ops::Deref;
 
-use crate::text::{self, Native};
+use crate::text::{self, Class, Native, Units};
 
 /// A Python `str` as the renderers read it: surrogatepass UTF-8, borrowed from the Python
 /// object when possible; and, when it came from Python, its own code units, which a
@@ -24,6 +24,12 @@ impl<'a> Text<'a> {
     /// A Python `str`: both forms of the same text.
     pub fn with_native(utf8: &'a [u8], native: Native<'a>) -> Self {
         Text { utf8: Cow::Borrowed(utf8), native: Some(native) }
+    }
+
+    /// An ASCII literal in both forms (its bytes are its code units); not ASCII fails to compile in a const.
+    pub const fn ascii(text: &'static [u8]) -> Text<'static> {
+        assert!(text.is_ascii());
+        Text { utf8: Cow::Borrowed(text), native: Some(Native { units: Units::One(text), class: Class::Ascii }) }
     }
 
     /// Its own code units, when it came from Python.

@@ -344,6 +344,7 @@ fn write_utf8<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
     text::decode_into(text, dst.get_mut(at..)?)
 }
 
+#[inline]
 fn write_ascii<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
     U::copy_ascii(dst.get_mut(at..at.checked_add(text.len())?)?, text);
     Some(text.len())
@@ -440,6 +441,7 @@ impl Sink for Wide<'_> {
         self.push_units(native);
     }
 
+    #[inline]
     fn push_ascii(&mut self, text: &[u8]) {
         if self.broken {
             return;
@@ -592,7 +594,7 @@ pub trait Piece {
 }
 
 impl Piece for &str {
-    #[inline]
+    #[inline(always)]
     fn write_to(&self, out: &mut impl Sink) {
         if self.is_ascii() {
             out.push_ascii(self.as_bytes());
@@ -624,6 +626,13 @@ impl Piece for crate::model::Text<'_> {
             Some(native) => out.push_both(self, native),
             None => out.push(self),
         }
+    }
+}
+
+impl Piece for &crate::model::Text<'_> {
+    #[inline]
+    fn write_to(&self, out: &mut impl Sink) {
+        (*self).write_to(out);
     }
 }
 

@@ -102,6 +102,17 @@ def test_every_lookup_reads_what_getattr_reads(make):
         )
 
 
+def test_blocks_of_every_kind_in_one_list_read_what_getattr_reads():
+    # One call remembers, per attribute name, a type whose instance dict decides: the kinds alternate.
+    kinds = [make for make in BLOCKS.values() if make is not BLOCKS["__getattr__ raising KeyError"]]
+    blocks = [make() for _ in range(3) for make in kinds]
+    for agent_type, git_enabled in (("memgpt_agent", False), ("letta_v1_agent", True)):
+        assert_same(
+            lambda: mp.Memory(blocks, [], agent_type, git_enabled).compile(),
+            lambda: ref.Memory(blocks, [], agent_type, git_enabled).compile(),
+        )
+
+
 def test_a_property_added_to_a_class_is_read_next_time(monkeypatch):
     block = Hooked(**FIELDS)
     memory = mp.Memory([block])

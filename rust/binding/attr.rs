@@ -3,25 +3,80 @@
 //! Letta's inputs are pydantic models: generic attribute lookup behind `BaseModel.__getattr__`,
 //! fields in the instance `__dict__`, no class attribute of a field's name. CPython's own path
 //! for them (`slot_tp_getattr_hook`, then `PyObject_GenericGetAttr`) looks the type up three
-//! times before it reads the dict. Here the type is looked up once, and the dict read directly
-//! when nothing on the type can take precedence over it; anything else takes CPython's path.
+//! times before it reads the dict. Here a type is looked up once per name for a whole call
+//! (`Reader` remembers it by the type's version tag), and the dict read directly when nothing
+//! on the type can take precedence over it; anything else takes CPython's path.
+
+use std::cell::Cell;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-/// `getattr(obj, name)`.
-pub fn get<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-    match direct::from_dict(obj, name)? {
-        Some(value) => Ok(value),
-        None => obj.getattr(name),
-    }
+/// Reads attributes, remembering for which (type, name) the instance dict decides.
+#[derive(Default)]
+pub struct Reader {
+    known: [Cell<Known>; 16],
 }
 
-/// `getattr(obj, name, <missing>)`: `None` where `getattr` would raise `AttributeError`.
-pub fn get_opt<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    match direct::from_dict(obj, name)? {
-        Some(value) => Ok(Some(value)),
-        None => obj.getattr_opt(name),
+/// A type at one version, on which `name` is read from the instance dict; all zero is nothing.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Known {
+    tp: usize,
+    version: u32,
+    name: usize,
+}
+
+impl Reader {
+    /// `getattr(obj, name)`.
+    pub fn get<'py>(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+        match self.in_dict(obj, name)? {
+            Some(value) => Ok(value),
+            None => obj.getattr(name),
+        }
+    }
+
+    /// `getattr(obj, name, <missing>)`: `None` where `getattr` would raise `AttributeError`.
+    pub fn get_opt<'py>(
+        &self,
+        obj: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.in_dict(obj, name)? {
+            Some(value) => Ok(Some(value)),
+            None => obj.getattr_opt(name),
+        }
+    }
+
+    /// Where `name` is remembered: its own entry, else a free one (open addressing), else
+    /// the first one tried, whose name is then forgotten.
+    fn slot(&self, name: usize, hash: usize) -> &Cell<Known> {
+        let n = self.known.len();
+        let first = hash % n;
+        (0..n)
+            .map(|i| &self.known[(first + i) % n])
+            .find(|slot| slot.get().name == 0 || slot.get().name == name)
+            .unwrap_or(&self.known[first])
+    }
+
+    /// The value generic lookup finds in the instance `__dict__`, when nothing on the type can come first.
+    fn in_dict<'py>(
+        &self,
+        obj: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let tp = direct::type_of(obj);
+        // A type's version tag is unique to its current state: any change to it or a base
+        // (a new descriptor, a `__getattr__`) sets another. 0 means it has none now.
+        let known = Known { tp: tp as usize, version: direct::version(tp), name: name.as_ptr() as usize };
+        let slot = self.slot(known.name, direct::hash(name));
+        if known.version == 0 || slot.get() != known {
+            if !direct::dict_decides(obj, name) {
+                return Ok(None);
+            }
+            // The lookups just made give the type a tag if it had none.
+            slot.set(Known { version: direct::version(tp), ..known });
+        }
+        direct::dict_item(obj, name)
     }
 }
 
@@ -70,14 +125,31 @@ mod direct {
         found.as_ref()
     }
 
-    /// The value generic lookup finds in the instance `__dict__`, when nothing on the type can come first.
-    pub fn from_dict<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    pub fn type_of(obj: &Bound<'_, PyAny>) -> *mut ffi::PyTypeObject {
+        // SAFETY: the type of a live object.
+        unsafe { ffi::Py_TYPE(obj.as_ptr()) }
+    }
+
+    /// The hash a `str` keeps (attribute names are dict keys: it is computed).
+    pub fn hash(s: &Bound<'_, PyString>) -> usize {
+        // SAFETY: a field of a live str, read with the GIL held.
+        unsafe { (*s.as_ptr().cast::<ffi::PyASCIIObject>()).hash as usize }
+    }
+
+    pub fn version(tp: *mut ffi::PyTypeObject) -> u32 {
+        // SAFETY: a field of a live type object, read with the GIL held.
+        unsafe { (*tp).tp_version_tag }
+    }
+
+    /// Whether generic lookup of `name` on `obj` is decided by its instance `__dict__`: the
+    /// type looks attributes up generically and has no attribute of that name itself.
+    pub fn dict_decides(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> bool {
         let py = obj.py();
-        let Some(generic) = generic(py) else { return Ok(None) };
-        // SAFETY: type slots and dicts of live objects, read with the GIL held; `_PyType_Lookup`
+        let Some(generic) = generic(py) else { return false };
+        // SAFETY: type slots of a live object, read with the GIL held; `_PyType_Lookup`
         // returns a borrowed reference (or NULL, never an error) and calls no Python code.
         unsafe {
-            let tp = ffi::Py_TYPE(obj.as_ptr());
+            let tp = type_of(obj);
             let getattro = (*tp).tp_getattro.map_or(0, |f| f as usize);
             let generic_lookup = getattro == ffi::PyObject_GenericGetAttr as *const () as usize
                 || (getattro == generic.getattr_hook
@@ -85,15 +157,20 @@ mod direct {
                         == generic.object_getattribute);
             // A class attribute of that name (a descriptor, a slot, a plain value) would decide or
             // come after the dict: CPython's own path handles it.
-            if !generic_lookup || !_PyType_Lookup(tp, name.as_ptr()).is_null() {
-                return Ok(None);
-            }
+            generic_lookup && _PyType_Lookup(tp, name.as_ptr()).is_null()
+        }
+    }
+
+    /// `obj.__dict__[name]`, `None` when the object has no dict or the dict no such key.
+    pub fn dict_item<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        // SAFETY: the dict of a live object, read with the GIL held.
+        unsafe {
             // For attributes kept inline (a plain class's instance), this makes the dict, as `vars(obj)` does.
             let dict = _PyObject_GetDictPtr(obj.as_ptr());
             if dict.is_null() || (*dict).is_null() {
                 return Ok(None);
             }
-            let dict = Bound::from_borrowed_ptr(py, *dict).cast_into_unchecked::<PyDict>();
+            let dict = Bound::from_borrowed_ptr(obj.py(), *dict).cast_into_unchecked::<PyDict>();
             dict.get_item(name)
         }
     }

@@ -231,12 +231,12 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
 }
 
 /// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`.
-pub fn is_anthropic(llm_config: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let py = llm_config.py();
+pub fn is_anthropic<'py>(strings: &Strings<'py>, llm_config: &Bound<'py, PyAny>) -> PyResult<bool> {
+    let py = strings.py();
     if llm_config.is_none() || !llm_config.is_truthy()? {
         return Ok(false);
     }
-    match super::attr::get_opt(llm_config, intern!(py, "model_endpoint_type"))? {
+    match strings.attrs().get_opt(llm_config, intern!(py, "model_endpoint_type"))? {
         Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
         None => Ok(false),
     }

@@ -42,7 +42,7 @@ fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> Py
     strings.expect(expected_reads(given));
     let agent_type = inputs::agent_type(strings, given.agent_type)?;
     let anthropic = match given.llm_config {
-        Some(config) => inputs::is_anthropic(config)?,
+        Some(config) => inputs::is_anthropic(strings, config)?,
         None => false,
     };
     // Letta never reads a react agent's blocks: a bad one is no error there.

@@ -27,6 +27,7 @@ pub struct Strings<'py> {
     read: RefCell<Reads>,
     /// Every value read is an immutable object (str, int, bool, None).
     immutable: Cell<bool>,
+    attrs: super::attr::Reader,
 }
 
 /// A value read, held so that no other object can take its id.
@@ -43,7 +44,13 @@ pub type Reads = Trace<Held>;
 
 impl<'py> Strings<'py> {
     pub fn new(py: Python<'py>) -> Self {
-        Strings { py, keep: RefCell::new(Vec::new()), read: RefCell::default(), immutable: Cell::new(true) }
+        Strings {
+            py,
+            keep: RefCell::new(Vec::new()),
+            read: RefCell::default(),
+            immutable: Cell::new(true),
+            attrs: super::attr::Reader::default(),
+        }
     }
 
     /// The values read so far, if all of them are immutable (else a cache could go stale).
@@ -87,7 +94,7 @@ impl<'py> Strings<'py> {
 
     /// `obj.name`, recorded.
     pub fn attr(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-        let value = super::attr::get(obj, name)?;
+        let value = self.attrs.get(obj, name)?;
         self.note(&value);
         Ok(value)
     }
@@ -98,12 +105,17 @@ impl<'py> Strings<'py> {
         obj: &Bound<'py, PyAny>,
         name: &Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let value = super::attr::get_opt(obj, name)?;
+        let value = self.attrs.get_opt(obj, name)?;
         match &value {
             Some(v) => self.note(v),
             None => self.read.borrow_mut().missing(),
         }
         Ok(value)
+    }
+
+    /// What reads attributes for this call, for a read that is not recorded.
+    pub fn attrs(&self) -> &super::attr::Reader {
+        &self.attrs
     }
 
     /// Records a value that was not read as an attribute (an argument).

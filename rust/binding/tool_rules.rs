@@ -159,7 +159,7 @@ fn fast_rule<'s, 'py>(strings: &'s Strings<'py>, item: &Bound<'py, PyAny>) -> Py
     };
     let py = strings.py();
     let attribute = |name| -> PyResult<Option<FieldValue<'s>>> {
-        super::attr::get_opt(item, name)?.map(|value| field_value(strings, &value)).transpose()
+        strings.attrs().get_opt(item, name)?.map(|value| field_value(strings, &value)).transpose()
     };
     let mut fields = RuleFields { tag: attribute(intern!(py, "type"))?, ..RuleFields::default() };
     fields.tool_name = attribute(intern!(py, "tool_name"))?;

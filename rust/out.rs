@@ -56,16 +56,32 @@ pub trait Sink {
 
     /// Writes `n` in decimal, as Python's `str(int)`.
     fn int(&mut self, n: i64) {
+        // Two digits a step: the metadata lines write two numbers a block.
+        const PAIRS: [u8; 200] = {
+            let mut pairs = [0u8; 200];
+            let mut k = 0;
+            while k < 100 {
+                pairs[2 * k] = b'0' + (k / 10) as u8;
+                pairs[2 * k + 1] = b'0' + (k % 10) as u8;
+                k += 1;
+            }
+            pairs
+        };
         let mut digits = [0u8; 20];
         let mut i = digits.len();
         let mut m = n.unsigned_abs();
-        loop {
+        while m >= 100 {
+            let pair = (m % 100) as usize * 2;
+            m /= 100;
+            i -= 2;
+            digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        }
+        if m >= 10 {
+            i -= 2;
+            digits[i..i + 2].copy_from_slice(&PAIRS[m as usize * 2..m as usize * 2 + 2]);
+        } else {
             i -= 1;
-            digits[i] = b'0' + (m % 10) as u8;
-            m /= 10;
-            if m == 0 {
-                break;
-            }
+            digits[i] = b'0' + m as u8;
         }
         if n < 0 {
             self.push_ascii(b"-");
@@ -684,10 +700,14 @@ mod tests {
         let mut out = Out::default();
         w!(&mut out, 0usize, " ", Int::Small(-42), " ", Int::Small(i64::MIN));
         assert_eq!(out.buf, b"0 -42 -9223372036854775808");
-        for n in [0, 9, 10, 99, 100, -1, -10, i64::MAX, i64::MIN] {
+        let powers = (0..19).map(|p| 10i64.pow(p)).flat_map(|t| [t - 1, t, t + 1, -t, 7 * t]);
+        for n in powers.chain([i64::MAX, i64::MIN, 5000, 2048]) {
             let mut count = Count::default();
             count.int(n);
             assert_eq!(count.chars, n.to_string().len(), "{n}");
+            let mut out = Out::default();
+            out.int(n);
+            assert_eq!(out.buf, n.to_string().as_bytes(), "{n}");
         }
     }
 

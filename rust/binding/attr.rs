@@ -52,10 +52,11 @@ impl Reader {
     fn slot(&self, name: usize, hash: usize) -> &Cell<Known> {
         let n = self.known.len();
         let first = hash % n;
-        (0..n)
-            .map(|i| &self.known[(first + i) % n])
-            .find(|slot| slot.get().name == 0 || slot.get().name == name)
-            .unwrap_or(&self.known[first])
+        let free_or_own = |slot: &&Cell<Known>| slot.get().name == 0 || slot.get().name == name;
+        if free_or_own(&&self.known[first]) {
+            return &self.known[first];
+        }
+        (1..n).map(|i| &self.known[(first + i) % n]).find(free_or_own).unwrap_or(&self.known[first])
     }
 
     /// The value generic lookup finds in the instance `__dict__`, when nothing on the type can come first.

@@ -402,7 +402,8 @@ pub fn render_prompt(out: &mut impl Sink, rule: &ToolRule) -> bool {
 
 /// `ToolRulesSolver(tool_rules=...).compile_tool_rule_prompts()`: `None` when no rule has a text.
 pub fn compile_tool_rule_prompts(prompts: &[Prompt]) -> Option<ToolUsageRules<'static>> {
-    let mut out = Out::default();
+    // Room for a typical rule's text each, so that the buffer rarely grows.
+    let mut out = Out::with_capacity(128 * prompts.len());
     let mut any = false;
     for group in RENDERED_GROUPS {
         for prompt in prompts.iter().filter(|p| p.group() == group) {

@@ -12,6 +12,12 @@ use std::cell::Cell;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+/// A class's version tag: CPython gives a class a new one (or 0) whenever it or a base class is modified.
+pub fn version_tag(class: *mut pyo3::ffi::PyTypeObject) -> u32 {
+    // SAFETY: a live class (an object's type, or one held elsewhere), read while attached.
+    unsafe { (*class).tp_version_tag }
+}
+
 /// Reads attributes, remembering for which (type, name) the instance dict decides.
 #[derive(Default)]
 pub struct Reader {
@@ -68,14 +74,14 @@ impl Reader {
         let tp = direct::type_of(obj);
         // A type's version tag is unique to its current state: any change to it or a base
         // (a new descriptor, a `__getattr__`) sets another. 0 means it has none now.
-        let known = Known { tp: tp as usize, version: direct::version(tp), name: name.as_ptr() as usize };
+        let known = Known { tp: tp as usize, version: version_tag(tp), name: name.as_ptr() as usize };
         let slot = self.slot(known.name, direct::hash(name));
         if known.version == 0 || slot.get() != known {
             if !direct::dict_decides(obj, name) {
                 return Ok(None);
             }
             // The lookups just made give the type a tag if it had none.
-            slot.set(Known { version: direct::version(tp), ..known });
+            slot.set(Known { version: version_tag(tp), ..known });
         }
         direct::dict_item(obj, name)
     }
@@ -135,11 +141,6 @@ mod direct {
     pub fn hash(s: &Bound<'_, PyString>) -> usize {
         // SAFETY: a field of a live str, read with the GIL held.
         unsafe { (*s.as_ptr().cast::<ffi::PyASCIIObject>()).hash as usize }
-    }
-
-    pub fn version(tp: *mut ffi::PyTypeObject) -> u32 {
-        // SAFETY: a field of a live type object, read with the GIL held.
-        unsafe { (*tp).tp_version_tag }
     }
 
     /// Whether generic lookup of `name` on `obj` is decided by its instance `__dict__`: the

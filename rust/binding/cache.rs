@@ -14,6 +14,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyNone, PyString, PyType};
 
+use super::attr::version_tag;
 use super::memory::Detail;
 use super::strings::Reads;
 
@@ -61,12 +62,6 @@ fn tracked_classes() -> impl Iterator<Item = *mut ffi::PyTypeObject> {
 fn is_tracked(obj: &Bound<'_, PyAny>) -> bool {
     let class = obj.get_type_ptr();
     tracked_classes().any(|t| t == class) && version_tag(class) != 0
-}
-
-/// CPython gives a class a new version tag (or 0) whenever it or a base class is modified.
-fn version_tag(class: *mut ffi::PyTypeObject) -> u32 {
-    // SAFETY: a live class (an object's type, or one held by TRACKED_CLASSES), read while attached.
-    unsafe { (*class).tp_version_tag }
 }
 
 /// The version tags of the tracked classes, in registration order.

@@ -14,8 +14,9 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
+use super::attr::version_tag;
 use super::strings::{to_py_str, Strings};
 use super::to_py_err;
 use crate::model::Text;
@@ -58,12 +59,13 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
     };
 
     let strings = Strings::new(py);
+    let mut classes = LettaClasses::default();
     let mut reference: Option<Bound<'py, PyModule>> = None;
     let mut read = Vec::with_capacity(items.len());
     // Phase 1, as pydantic does: every rule is validated before any renders.
     for (index, item) in items.iter().enumerate() {
         // The fast path never raises: an error is the reference's to raise, as Letta would.
-        match fast_rule(&strings, item).ok().flatten() {
+        match fast_rule(&strings, &mut classes, item).ok().flatten() {
             Some(rule) => read.push(Read::Fast(rule)),
             None => {
                 let module = match &reference {
@@ -136,7 +138,11 @@ fn compile_via_reference<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>) -> PyR
 // --- the fast path: `None` means "left to the reference" --------------------------
 
 /// The rule when its validation is trivial (`tool_rules::RuleFields` decides); `None` for anything else.
-fn fast_rule<'s, 'py>(strings: &'s Strings<'py>, item: &Bound<'py, PyAny>) -> PyResult<Option<ToolRule<'s>>> {
+fn fast_rule<'s, 'py>(
+    strings: &'s Strings<'py>,
+    classes: &mut LettaClasses,
+    item: &Bound<'py, PyAny>,
+) -> PyResult<Option<ToolRule<'s>>> {
     if let Ok(dict) = item.cast_exact::<PyDict>() {
         let mut fields = RuleFields::default();
         for (key, value) in dict.iter() {
@@ -150,11 +156,7 @@ fn fast_rule<'s, 'py>(strings: &'s Strings<'py>, item: &Bound<'py, PyAny>) -> Py
         }
         return Ok(fields.into_dict_rule());
     }
-    let class = item.get_type();
-    if class.module()?.to_str()? != LETTA_MODULE {
-        return Ok(None);
-    }
-    let Some(kind) = RuleKind::of_letta_class(class.name()?.to_str()?) else {
+    let Some(kind) = classes.kind(&item.get_type())? else {
         return Ok(None);
     };
     let py = strings.py();
@@ -170,6 +172,46 @@ fn fast_rule<'s, 'py>(strings: &'s Strings<'py>, item: &Bound<'py, PyAny>) -> Py
         fields.max_count_limit = attribute(intern!(py, "max_count_limit"))?;
     }
     Ok(fields.into_letta_object_rule(kind))
+}
+
+/// The rule kind of each class met in one call: Letta's rule classes have one, others none.
+/// Asking a class for its module and name costs more than reading a rule; a class that
+/// changes (its `__module__`, its `__name__`) gets a new version tag and is asked again.
+#[derive(Default)]
+struct LettaClasses(Vec<(usize, u32, Option<RuleKind>)>);
+
+impl LettaClasses {
+    fn kind(&mut self, class: &Bound<'_, PyType>) -> PyResult<Option<RuleKind>> {
+        let tp = class.as_type_ptr();
+        let known = |&&(t, v, _): &&(usize, u32, Option<RuleKind>)| t == tp as usize && v == version_tag(tp) && v != 0;
+        if let Some(&(_, _, kind)) = self.0.iter().find(known) {
+            return Ok(kind);
+        }
+        let kind = if module_name(class)?.is_some_and(|m| m.to_str().is_ok_and(|m| m == LETTA_MODULE)) {
+            RuleKind::of_letta_class(class.name()?.to_str()?)
+        } else {
+            None
+        };
+        self.0.push((tp as usize, version_tag(tp), kind));
+        Ok(kind)
+    }
+}
+
+/// `class.__module__` when it is a str, read as CPython 3.13's `PyType_GetModuleName` reads it:
+/// a heap type's from its own dict (getattr would go through the metaclass: pydantic's has a
+/// `__getattr__`, and that costs more than reading a rule), any other through getattr.
+fn module_name<'py>(class: &Bound<'py, PyType>) -> PyResult<Option<Bound<'py, PyString>>> {
+    let tp = class.as_type_ptr();
+    // SAFETY: the flags and dict of a live class, read while attached; the dict is borrowed
+    // from the class, which `class` holds.
+    let module = unsafe {
+        if (*tp).tp_flags & pyo3::ffi::Py_TPFLAGS_HEAPTYPE == 0 || (*tp).tp_dict.is_null() {
+            return Ok(class.module().ok());
+        }
+        let dict = Bound::from_borrowed_ptr(class.py(), (*tp).tp_dict).cast_into_unchecked::<PyDict>();
+        dict.get_item(intern!(class.py(), "__module__"))?
+    };
+    Ok(module.and_then(|m| m.cast_into::<PyString>().ok()))
 }
 
 /// A field's value, converted to the types the fast path knows.

@@ -127,10 +127,10 @@ mod tests {
             (None, false),
             (Some(Int::Small(-3)), false),
             (Some(Int::Small(1)), true),
-            (Some(Int::Rendered(t("-99999999999999999999"))), false),
-            (Some(Int::Rendered(t("99999999999999999999"))), true),
-            (Some(Int::Rendered(t("True"))), true),
-            (Some(Int::Rendered(t("0"))), false),
+            (Some(Int::Rendered(Box::new(t("-99999999999999999999")))), false),
+            (Some(Int::Rendered(Box::new(t("99999999999999999999")))), true),
+            (Some(Int::Rendered(Box::new(t("True")))), true),
+            (Some(Int::Rendered(Box::new(t("0")))), false),
         ] {
             let mut m = base();
             m.archival_memory_size = n;

@@ -80,8 +80,9 @@ impl<'a> From<Cow<'a, [u8]>> for Text<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Int<'a> {
     Small(i64),
-    /// Anything else that formats as an int (a huge int, `True`): already rendered.
-    Rendered(Text<'a>),
+    /// Anything else that formats as an int (a huge int, `True`): already rendered. Boxed,
+    /// as it is rare: a block then fits in fewer bytes (five of them in malloc's thread cache).
+    Rendered(Box<Text<'a>>),
 }
 
 /// A core-memory block. `label`, `value`, `description` are `""` when Python had `None`.
@@ -94,6 +95,22 @@ pub struct Block<'a> {
     /// `0` when Python had `None`.
     pub limit: Int<'a>,
     pub read_only: bool,
+}
+
+impl Block<'_> {
+    /// The two fields the tree view and the skills listing read.
+    pub fn listed(&self) -> Listed<'_> {
+        Listed { label: &self.label, description: &self.description }
+    }
+}
+
+/// A block as the tree view and the skills listing read it: its label and description,
+/// surrogatepass UTF-8 (`""` when Python had `None`). Nothing else is held, so a listing
+/// of many blocks holds little beside its output.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Listed<'a> {
+    pub label: &'a [u8],
+    pub description: &'a [u8],
 }
 
 /// A block holding a file of an attached source.

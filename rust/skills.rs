@@ -16,11 +16,10 @@
 //!   goes through a file raises the `TypeError`/`AttributeError` Python raises.
 
 use std::borrow::Cow;
-use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use crate::error::{RenderError, RenderResult};
-use crate::model::{Block, ClientSkill};
+use crate::model::{ClientSkill, Listed};
 use std::sync::OnceLock;
 
 use crate::file_tree::{Mark, Prefix};
@@ -64,13 +63,13 @@ pub enum Rendered {
 /// against this process's current directory (the one Python's `os.getcwd()` reads),
 /// read once, so that measuring and writing see the same one.
 pub struct AvailableSkills<'a> {
-    pub blocks: &'a [Block<'a>],
+    pub blocks: &'a [Listed<'a>],
     pub client_skills: &'a [ClientSkill<'a>],
     cwd: OnceLock<Result<Vec<u8>, String>>,
 }
 
 impl<'a> AvailableSkills<'a> {
-    pub fn new(blocks: &'a [Block<'a>], client_skills: &'a [ClientSkill<'a>]) -> Self {
+    pub fn new(blocks: &'a [Listed<'a>], client_skills: &'a [ClientSkill<'a>]) -> Self {
         AvailableSkills { blocks, client_skills, cwd: OnceLock::new() }
     }
 }
@@ -139,13 +138,13 @@ pub fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
 }
 
 /// Every skill to show, in Letta's order, first of each name only.
-fn collect<'a>(blocks: &'a [Block], client_skills: &'a [ClientSkill]) -> Vec<Skill<'a>> {
+fn collect<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill]) -> Vec<Skill<'a>> {
     let mut seen: HashSet<&[u8]> = HashSet::new();
-    let mut skills = Vec::new();
+    let mut skills = Vec::with_capacity(blocks.len() + client_skills.len());
     for block in blocks {
-        if let Some(name) = block_skill_name(&block.label) {
+        if let Some(name) = block_skill_name(block.label) {
             if seen.insert(name) {
-                skills.push(Skill { name, desc: first_line(&block.description), location: default_location(name) });
+                skills.push(Skill { name, desc: first_line(block.description), location: default_location(name) });
             }
         }
     }
@@ -203,7 +202,7 @@ fn skill_root<'l>(name: &[u8], location: &'l [u8], cwd: Cwd) -> Result<(&'l [u8]
 /// On an error or `NeedsCwd`, `out` is left as it was.
 pub fn render_with_cwd(
     out: &mut impl Sink,
-    blocks: &[Block],
+    blocks: &[Listed],
     client_skills: &[ClientSkill],
     cwd: Cwd,
 ) -> RenderResult<Rendered> {
@@ -227,7 +226,7 @@ pub fn render_with_cwd(
     // Every group's tree first: a path through a file fails before anything is written.
     let mut trees = Vec::new();
     for group in placed.chunk_by(|a, b| a.root == b.root) {
-        trees.push((group[0].root, Tree::build(group.iter().map(|p| (&*p.rel, p.desc)))?));
+        trees.push((group[0].root, Tree::build(group.len(), group.iter().map(|p| (&*p.rel, p.desc)))?));
     }
     w!(out, HEADER);
     for (i, (root, tree)) in trees.iter().enumerate() {
@@ -263,16 +262,19 @@ enum Node<'a> {
     File(&'a [u8]),
 }
 
-/// Letta's nested dict of one root, as an arena of directories (index 0 is the
-/// root); each directory's entries are kept sorted by name.
+/// One directory's entries, kept sorted by name: a few words for a skill's own directory.
+type Dir<'a> = Vec<(&'a [u8], Node<'a>)>;
+
+/// Letta's nested dict of one root, as an arena of directories (index 0 is the root).
 struct Tree<'a> {
-    dirs: Vec<BTreeMap<&'a [u8], Node<'a>>>,
+    dirs: Vec<Dir<'a>>,
 }
 
 impl<'a> Tree<'a> {
-    /// Inserts each path as Python's `setdefault` walk and item assignment do.
-    fn build(paths: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> RenderResult<Self> {
-        let mut tree = Tree { dirs: vec![BTreeMap::new()] };
+    /// Inserts each of the `count` paths as Python's `setdefault` walk and item assignment do.
+    fn build(count: usize, paths: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> RenderResult<Self> {
+        // The root has at most one entry a path: room for them all, so that it never grows.
+        let mut tree = Tree { dirs: vec![Vec::with_capacity(count)] };
         let mut parts: Vec<&[u8]> = Vec::new();
         for (rel, desc) in paths {
             parts.clear();
@@ -281,13 +283,14 @@ impl<'a> Tree<'a> {
             let mut dir = 0;
             for (i, &part) in through.iter().enumerate() {
                 let fresh = tree.dirs.len();
-                dir = match tree.dirs[dir].entry(part) {
-                    Entry::Vacant(slot) => {
-                        slot.insert(Node::Dir(fresh));
-                        tree.dirs.push(BTreeMap::new());
+                let entries = &mut tree.dirs[dir];
+                dir = match entries.binary_search_by(|(name, _)| name.cmp(&part)) {
+                    Err(at) => {
+                        entries.insert(at, (part, Node::Dir(fresh)));
+                        tree.dirs.push(Vec::with_capacity(1));
                         fresh
                     }
-                    Entry::Occupied(slot) => match *slot.get() {
+                    Ok(at) => match entries[at].1 {
                         Node::Dir(d) => d,
                         // `setdefault` returned a file's str: the next step calls
                         // `setdefault` on it, or, at the last step, assigns into it.
@@ -299,7 +302,11 @@ impl<'a> Tree<'a> {
                 };
             }
             // A file replaces whatever had its name, a directory included.
-            tree.dirs[dir].insert(leaf, Node::File(desc));
+            let entries = &mut tree.dirs[dir];
+            match entries.binary_search_by(|(name, _)| name.cmp(&leaf)) {
+                Ok(at) => entries[at].1 = Node::File(desc),
+                Err(at) => entries.insert(at, (leaf, Node::File(desc))),
+            }
         }
         Ok(tree)
     }
@@ -339,24 +346,18 @@ impl<'a> Tree<'a> {
         let entries = &self.dirs[dir];
         let dirs = entries.iter().filter(|(_, n)| matches!(n, Node::Dir(_)));
         let files = entries.iter().filter(|(_, n)| matches!(n, Node::File(_)));
-        Frame { entries: dirs.chain(files).map(|(&name, &node)| (name, node)).collect(), next: 0, prefix }
+        Frame { entries: dirs.chain(files).copied().collect(), next: 0, prefix }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chars, Int, Text};
+    use crate::model::Text;
     use crate::out::Out;
 
-    fn block<'a>(label: &'a str, description: &'a str) -> Block<'a> {
-        Block {
-            label: Text::from(label.as_bytes()),
-            value: Chars::default(),
-            description: Text::from(description.as_bytes()),
-            limit: Int::Small(0),
-            read_only: false,
-        }
+    fn block<'a>(label: &'a str, description: &'a str) -> Listed<'a> {
+        Listed { label: label.as_bytes(), description: description.as_bytes() }
     }
 
     fn client<'a>(name: &'a str, description: &'a str, location: &'a str) -> ClientSkill<'a> {
@@ -367,13 +368,13 @@ mod tests {
         }
     }
 
-    fn rendered(blocks: &[Block], client_skills: &[ClientSkill]) -> RenderResult<String> {
+    fn rendered(blocks: &[Listed], client_skills: &[ClientSkill]) -> RenderResult<String> {
         let mut out = Out::default();
         AvailableSkills::new(blocks, client_skills).render(&mut out)?;
         Ok(String::from_utf8(out.buf).unwrap())
     }
 
-    fn ok(blocks: &[Block], client_skills: &[ClientSkill]) -> String {
+    fn ok(blocks: &[Listed], client_skills: &[ClientSkill]) -> String {
         rendered(blocks, client_skills).unwrap()
     }
 
@@ -564,12 +565,12 @@ mod tests {
     fn deeper_paths_through_a_file_are_an_attribute_error() {
         // Not reachable from skills (paths have at most two parts), but the dict walk is kept whole.
         let paths = [(&b"a"[..], &b"d"[..]), (b"a/b/c", b"d")];
-        let err = Tree::build(paths.into_iter()).err().unwrap();
+        let err = Tree::build(paths.len(), paths.into_iter()).err().unwrap();
         assert_eq!(err, RenderError::Attribute("'str' object has no attribute 'setdefault'".into()));
         // A file replaces a directory of the same name.
         let paths = [(&b"a/b"[..], &b"dir"[..]), (b"a", b"file")];
         let mut out = Out::default();
-        Tree::build(paths.into_iter()).unwrap().render(&mut out);
+        Tree::build(paths.len(), paths.into_iter()).unwrap().render(&mut out);
         assert_eq!(out.buf, "└── a (file)\n".as_bytes());
     }
 

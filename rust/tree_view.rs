@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use self::support::{bucket, bucket_sort, sort_head, FoldState};
 use crate::error::RenderResult;
 use crate::file_tree::{Mark, Prefix, Row};
-use crate::model::Block;
+use crate::model::Listed;
 use crate::out::{Render, Sink};
 use crate::text::{first_line, path_parts};
 use crate::w;
@@ -55,22 +55,14 @@ impl<'b> Dirs<'b> {
         }
     }
 
-    /// The block a directory holds in its `__block__` slot, if that is a block.
-    fn slot_block(&self, dir: usize) -> Option<usize> {
-        match self.slots.get(dir) {
-            Some(Some(Entry::Block(b))) => Some(*b),
-            _ => None,
-        }
-    }
-
     /// Inserts the blocks in order, as Letta does.
-    fn build(blocks: &'b [Block<'_>]) -> Self {
+    fn build(blocks: &'b [Listed<'b>]) -> Self {
         let mut dirs = Dirs {
             children: HashMap::with_capacity_and_hasher(blocks.len().saturating_mul(2), FoldState::new()),
             slots: vec![None],
         };
         for (i, block) in blocks.iter().enumerate() {
-            let label: &'b [u8] = if block.label.is_empty() { b"block" } else { &block.label };
+            let label: &'b [u8] = if block.label.is_empty() { b"block" } else { block.label };
             let mut parts = path_parts(label);
             let mut name = parts.next().unwrap_or(b"block");
             let mut dir = 0;
@@ -116,26 +108,38 @@ struct Listing<'b> {
     starts: Vec<usize>,
 }
 
+/// The block a directory holds in its `__block__` slot, if that is a block.
+fn slot_block(slots: &[Option<Entry>], dir: usize) -> Option<usize> {
+    match slots.get(dir) {
+        Some(Some(Entry::Block(b))) => Some(*b),
+        _ => None,
+    }
+}
+
 impl<'b> Listing<'b> {
-    fn new(dirs: &Dirs<'b>) -> Self {
-        let mut lines = Vec::with_capacity(dirs.children.len() + dirs.slots.len());
-        for (&(dir, name), &entry) in &dirs.children {
+    /// The listing, and each directory's `__block__` slot: all that is kept of the dicts.
+    fn new(dirs: Dirs<'b>) -> (Self, Vec<Option<Entry>>) {
+        let Dirs { children, slots } = dirs;
+        let mut lines = Vec::with_capacity(children.len() + slots.len());
+        for (&(dir, name), &entry) in &children {
             let Some(entry) = entry else { continue };
             let head = sort_head(name, b"");
             let listed_as_file = match entry {
                 Entry::Block(_) => true,
                 Entry::Dir(sub) => {
                     lines.push((2 * dir, Line { head, name, is_file: false, entry }));
-                    dirs.slots.get(sub).is_some_and(Option::is_some)
+                    slots.get(sub).is_some_and(Option::is_some)
                 }
             };
             if listed_as_file {
                 lines.push((2 * dir + 1, Line { head, name, is_file: true, entry }));
             }
         }
+        // The lines borrow the labels, not the map: it is freed before the sorted copy is made.
+        drop(children);
         let (lines, starts) =
-            bucket_sort(&lines, 2 * dirs.slots.len(), |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp(b.name)));
-        Listing { lines, starts }
+            bucket_sort(&lines, 2 * slots.len(), |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp(b.name)));
+        (Listing { lines, starts }, slots)
     }
 
     /// The lines of directory `dir`.
@@ -145,12 +149,12 @@ impl<'b> Listing<'b> {
 }
 
 /// The first line of a block's description, shown after its name; empty when there is none.
-fn note<'a>(block: Option<&'a Block>) -> &'a [u8] {
-    block.map_or(&b""[..], |b| first_line(&b.description))
+fn note<'a>(block: Option<&Listed<'a>>) -> &'a [u8] {
+    block.map_or(&b""[..], |b| first_line(b.description))
 }
 
 /// The top-level `skills/` directory's lines, `(name, note)` sorted by name: one per skill.
-fn skills<'a>(blocks: &'a [Block], dirs: &Dirs, listing: &Listing<'a>) -> Vec<(&'a [u8], &'a [u8])> {
+fn skills<'a>(blocks: &[Listed<'a>], slots: &[Option<Entry>], listing: &Listing<'a>) -> Vec<(&'a [u8], &'a [u8])> {
     let skills_dir = listing.of(0).iter().find_map(|line| match (line.is_file, line.entry) {
         (false, Entry::Dir(sub)) if line.name == SKILLS => Some(sub),
         _ => None,
@@ -161,10 +165,13 @@ fn skills<'a>(blocks: &'a [Block], dirs: &Dirs, listing: &Listing<'a>) -> Vec<(&
         let block = match (line.is_file, line.entry) {
             (_, Entry::Block(b)) => Some(b),
             // A skill directory: the legacy `SKILL` block, else its own block.
-            (false, Entry::Dir(sub)) => match dirs.children.get(&(sub, LEGACY_SKILL)) {
-                Some(Some(Entry::Block(b))) => Some(*b),
-                _ => dirs.slot_block(sub),
-            },
+            (false, Entry::Dir(sub)) => {
+                let legacy = listing.of(sub).iter().find_map(|l| match (l.is_file, l.entry) {
+                    (true, Entry::Block(b)) if l.name == LEGACY_SKILL => Some(b),
+                    _ => None,
+                });
+                legacy.or_else(|| slot_block(slots, sub))
+            }
             // The second listing of a directory holding a block: the same dict entry.
             (true, Entry::Dir(_)) => continue,
         };
@@ -187,15 +194,15 @@ struct Frame<'l, 'b> {
 /// Letta's tree, ready to draw: the top-level `skills/` directory lists `skills`
 /// (see `skills`) and is not descended into.
 struct Tree<'t> {
-    blocks: &'t [Block<'t>],
-    dirs: Dirs<'t>,
+    blocks: &'t [Listed<'t>],
+    slots: Vec<Option<Entry>>,
     listing: Listing<'t>,
     skills: Vec<(&'t [u8], &'t [u8])>,
 }
 
 impl Tree<'_> {
     fn write(&self, sink: &mut impl Sink) {
-        let Tree { blocks, dirs, listing, skills } = self;
+        let Tree { blocks, slots, listing, skills } = self;
         let mut prefix = Prefix::default();
         let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix: Mark::default(), in_system: false }];
         while let Some(frame) = stack.last_mut() {
@@ -227,7 +234,7 @@ impl Tree<'_> {
                 (_, entry) => {
                     let block = match entry {
                         Entry::Block(b) => Some(b),
-                        Entry::Dir(sub) => dirs.slot_block(sub),
+                        Entry::Dir(sub) => slot_block(slots, sub),
                     };
                     let note = if in_system { &b""[..] } else { note(block.and_then(|b| blocks.get(b))) };
                     Row { prefix: &prefix, is_last, name: line.name, suffix: b".md", is_dir: false, note }.write(sink);
@@ -238,7 +245,7 @@ impl Tree<'_> {
 }
 
 /// Writes exactly what Letta writes: nothing when there are no blocks and no client skills.
-pub fn render(out: &mut impl Sink, blocks: &[Block], has_client_skills: bool) -> RenderResult {
+pub fn render(out: &mut impl Sink, blocks: &[Listed], has_client_skills: bool) -> RenderResult {
     TreeView::new(blocks, has_client_skills).render(out)
 }
 
@@ -246,14 +253,13 @@ pub fn render(out: &mut impl Sink, blocks: &[Block], has_client_skills: bool) ->
 pub struct TreeView<'a>(Option<Tree<'a>>);
 
 impl<'a> TreeView<'a> {
-    pub fn new(blocks: &'a [Block<'a>], has_client_skills: bool) -> Self {
+    pub fn new(blocks: &'a [Listed<'a>], has_client_skills: bool) -> Self {
         if blocks.is_empty() && !has_client_skills {
             return TreeView(None);
         }
-        let dirs = Dirs::build(blocks);
-        let listing = Listing::new(&dirs);
-        let skills = skills(blocks, &dirs, &listing);
-        TreeView(Some(Tree { blocks, dirs, listing, skills }))
+        let (listing, slots) = Listing::new(Dirs::build(blocks));
+        let skills = skills(blocks, &slots, &listing);
+        TreeView(Some(Tree { blocks, slots, listing, skills }))
     }
 }
 
@@ -434,22 +440,15 @@ pub(crate) mod support {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chars, Int, Text};
     use crate::out::Out;
 
-    fn block<'a>(label: &'a [u8], description: &'a [u8]) -> Block<'a> {
-        Block {
-            label: Text::from(label),
-            value: Chars::default(),
-            description: Text::from(description),
-            limit: Int::Small(100),
-            read_only: false,
-        }
+    fn block<'a>(label: &'a [u8], description: &'a [u8]) -> Listed<'a> {
+        Listed { label, description }
     }
 
     /// Renders `(label, value, description)` blocks.
     fn tree(spec: &[(&str, &str, &str)], has_client_skills: bool) -> RenderResult<String> {
-        let blocks: Vec<Block> = spec.iter().map(|(l, _, d)| block(l.as_bytes(), d.as_bytes())).collect();
+        let blocks: Vec<Listed> = spec.iter().map(|(l, _, d)| block(l.as_bytes(), d.as_bytes())).collect();
         let mut out = Out::default();
         render(&mut out, &blocks, has_client_skills)?;
         Ok(String::from_utf8(out.buf).expect("valid UTF-8"))

@@ -294,7 +294,7 @@ impl FInt {
     pub fn int(&self) -> Int<'_> {
         match self {
             FInt::Small(n) => Int::Small(*n),
-            FInt::Big(digits) => Int::Rendered(memprompt::model::Text::from(&digits[..])),
+            FInt::Big(digits) => Int::Rendered(Box::new(memprompt::model::Text::from(&digits[..]))),
         }
     }
 }

@@ -6,7 +6,7 @@ use memprompt::error::RenderResult;
 use memprompt::fingerprint::{stored_memory_section, METADATA_START};
 use memprompt::metadata::Metadata;
 use memprompt::model::Text as TextCow;
-use memprompt::model::{Block, Chars, ClientSkill, CompileInput};
+use memprompt::model::{Block, Chars, ClientSkill, CompileInput, Listed};
 use memprompt::out::{Final, Out, Render, Sink};
 use memprompt::posix_path;
 use memprompt::skills::{self, Cwd, Rendered};
@@ -58,7 +58,7 @@ impl Render for Git<'_> {
 
 /// The skills listing in a known current directory, as a `Render`.
 struct SkillsIn<'a> {
-    blocks: &'a [Block<'a>],
+    blocks: &'a [Listed<'a>],
     client: &'a [ClientSkill<'a>],
     cwd: &'a [u8],
 }
@@ -258,7 +258,8 @@ impl<'a> Arbitrary<'a> for FSkills {
 
 pub fn skills(data: &[u8], export: bool) -> Option<Json> {
     let s: FSkills = decode(data)?;
-    let list = blocks(&s.blocks);
+    let owned = blocks(&s.blocks);
+    let list: Vec<Listed> = owned.iter().map(Block::listed).collect();
     let client: Vec<_> = s.skills.iter().map(FSkill::skill).collect();
     const BEFORE: &[u8] = b"before";
     let mut out = Out::default();
@@ -335,7 +336,8 @@ pub struct FTree {
 
 pub fn tree(data: &[u8], export: bool) -> Option<Json> {
     let t: FTree = decode(data)?;
-    let list = blocks(&t.blocks);
+    let owned = blocks(&t.blocks);
+    let list: Vec<Listed> = owned.iter().map(Block::listed).collect();
     let mut out = Out::default();
     let result = tree_view::render(&mut out, &list, t.has_client_skills);
     if result.is_ok() {

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::strings::{repr, type_error, Strings};
-use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Source, Text, ToolUsageRules};
+use crate::model::{Block, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
 
 /// Names a block in an error message: `block 3 ('human')`.
 fn block_name(kind: &str, index: usize, obj: &Bound<'_, PyAny>) -> String {
@@ -62,17 +62,19 @@ pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> P
     Ok(out)
 }
 
-/// The blocks as the tree view reads them, which is how Letta reads them there: labels and
-/// descriptions. Fields not read are empty.
-pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+/// The blocks as the tree view reads them, which is how Letta reads them there: labels and descriptions.
+pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Listed<'s>>> {
     let py = strings.py();
-    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    let len = list.len().unwrap_or(0);
+    let mut out = Vec::with_capacity(len);
+    strings.expect(len.saturating_mul(2));
     for (i, obj) in list.try_iter()?.enumerate() {
         let obj = &obj?;
         let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
-        let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
-        let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
-        out.push(Block { label, value: Chars::default(), description, limit: Int::Small(0), read_only: false });
+        let label = strings.utf8_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
+        let description =
+            strings.utf8_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
+        out.push(Listed { label, description });
     }
     strings.list_end();
     Ok(out)
@@ -80,8 +82,8 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
 
 /// The blocks the skills listing shows, read as Letta reads them there: every label, and the
 /// description of the first block of each skill name only, which is the one block of that name
-/// returned (the listing shows no other). Fields not read are empty.
-pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+/// returned (the listing shows no other). A label that names no new skill is not held.
+pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Listed<'s>>> {
     let py = strings.py();
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -89,21 +91,25 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
         let obj = obj?;
         let label_obj = strings.attr(&obj, intern!(py, "label"))?;
         let what = || format!("block {i} (None): label");
-        let label_text = match strings.try_text(&label_obj)? {
-            Some(text) => text,
-            None if label_obj.is_none() => b"",
-            None => return Err(type_error(what(), "str or None", &label_obj)),
+        let label = match label_obj.cast::<PyString>() {
+            Ok(s) => {
+                let new_skill = |t: &[u8]| crate::skills::block_skill_name(t).is_some_and(|n| !seen.contains(n));
+                if !strings.peek_text(s, new_skill)? {
+                    continue;
+                }
+                strings.text(s)?
+            }
+            // `None` is the label "", which names no skill.
+            Err(_) if label_obj.is_none() => continue,
+            Err(_) => return Err(type_error(what(), "str or None", &label_obj)),
         };
-        let Some(name) = crate::skills::block_skill_name(label_text) else { continue };
-        if !seen.insert(name) {
-            continue;
-        }
-        let label = strings.str_or_none(&label_obj, what)?;
+        let Some(name) = crate::skills::block_skill_name(label) else { continue };
+        seen.insert(name);
         let description = match strings.attr_opt(&obj, intern!(py, "description"))? {
-            Some(d) => strings.str_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,
-            None => Text::from(&b""[..]),
+            Some(d) => strings.utf8_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,
+            None => b"",
         };
-        out.push(Block { label, value: Chars::default(), description, limit: Int::Small(0), read_only: false });
+        out.push(Listed { label, description });
     }
     strings.list_end();
     Ok(out)

@@ -113,7 +113,7 @@ fn compile<'py>(
     if let Some(found) = cache.and_then(|c| c.unchanged(py, edits, given, detail)) {
         return Ok(done(found));
     }
-    let strings = Strings::new(py);
+    let strings = Strings::recorded(py);
     let input = read_input(&strings, given)?;
     if needs_reference(&input) {
         return Ok(None);

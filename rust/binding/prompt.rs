@@ -208,7 +208,7 @@ fn archival<'s, 'py>(strings: &'s Strings<'py>, obj: &Arg<'py>) -> PyResult<Opti
     if !obj.is_instance_of::<PyInt>() {
         return Err(type_error("archival_memory_size".into(), "int or None", obj));
     }
-    Ok(if obj.gt(0)? { Some(Int::Rendered(strings.format(obj)?)) } else { None })
+    Ok(if obj.gt(0)? { Some(Int::Rendered(Box::new(strings.format(obj)?))) } else { None })
 }
 
 /// `archive_tags`: `None` when falsy, else its items as `", ".join` takes them.

@@ -18,8 +18,9 @@ use crate::out::{Count, Render, Section, UnitsMut, Wide};
 use crate::text::{Class, Native, Units};
 use crate::trace::{Id, Trace};
 
-/// Keeps alive every Python object whose bytes a renderer borrows, and records every
-/// field value read, so that a later call can tell whether any input changed.
+/// Keeps alive every Python object whose bytes a renderer borrows, and, for the compile
+/// cache (`recorded`), records every field value read, so that a later call can tell
+/// whether any input changed.
 pub struct Strings<'py> {
     py: Python<'py>,
     /// Objects borrowed from that are not among the values read (made here, or given).
@@ -27,6 +28,8 @@ pub struct Strings<'py> {
     read: RefCell<Reads>,
     /// Every value read is an immutable object (str, int, bool, None).
     immutable: Cell<bool>,
+    /// Reads are recorded (for the compile cache); else only what is borrowed is held.
+    recording: bool,
     attrs: super::attr::Reader,
 }
 
@@ -43,27 +46,42 @@ impl Id for Held {
 pub type Reads = Trace<Held>;
 
 impl<'py> Strings<'py> {
+    /// Strings that record nothing, for a render never cached: a value read and not
+    /// borrowed from is not held, so reading many objects holds only what is used.
     pub fn new(py: Python<'py>) -> Self {
+        Self::with_recording(py, false)
+    }
+
+    /// Strings whose reads are recorded, for a compile the compile cache may keep.
+    pub fn recorded(py: Python<'py>) -> Self {
+        Self::with_recording(py, true)
+    }
+
+    fn with_recording(py: Python<'py>, recording: bool) -> Self {
         Strings {
             py,
             keep: RefCell::new(Vec::new()),
             read: RefCell::default(),
             immutable: Cell::new(true),
+            recording,
             attrs: super::attr::Reader::default(),
         }
     }
 
-    /// The values read so far, if all of them are immutable (else a cache could go stale).
+    /// The values read so far, if they were recorded and all are immutable (else a cache could go stale).
     pub fn reads(&self) -> Option<std::cell::Ref<'_, Reads>> {
-        self.immutable.get().then(|| self.read.borrow())
+        (self.recording && self.immutable.get()).then(|| self.read.borrow())
     }
 
     /// The same, giving them up.
     pub fn into_reads(self) -> Option<Reads> {
-        self.immutable.get().then(|| self.read.into_inner())
+        (self.recording && self.immutable.get()).then(|| self.read.into_inner())
     }
 
     fn note(&self, value: &Bound<'py, PyAny>) {
+        if !self.recording {
+            return;
+        }
         // SAFETY: type checks on a live object.
         let immutable = unsafe {
             let p = value.as_ptr();
@@ -78,10 +96,15 @@ impl<'py> Strings<'py> {
         self.read.borrow_mut().read(Held(value.clone().unbind()));
     }
 
-    /// Makes room for the reads of `fields` more field values, so that the record rarely grows.
+    /// Makes room for the reads of `fields` more field values, so that the record (or,
+    /// unrecorded, the list of what is held) rarely grows.
     pub fn expect(&self, fields: usize) {
-        // A list's end is a mark; so is each attribute found missing.
-        self.read.borrow_mut().reserve(fields, 8);
+        if self.recording {
+            // A list's end is a mark; so is each attribute found missing.
+            self.read.borrow_mut().reserve(fields, 8);
+        } else {
+            self.keep.borrow_mut().reserve(fields);
+        }
     }
 
     /// Holds `obj` as long as `self` lives, unless it is the value read last (held already).
@@ -108,7 +131,8 @@ impl<'py> Strings<'py> {
         let value = self.attrs.get_opt(obj, name)?;
         match &value {
             Some(v) => self.note(v),
-            None => self.read.borrow_mut().missing(),
+            None if self.recording => self.read.borrow_mut().missing(),
+            None => {}
         }
         Ok(value)
     }
@@ -125,35 +149,47 @@ impl<'py> Strings<'py> {
 
     /// Records the end of a list of inputs.
     pub fn list_end(&self) {
-        self.read.borrow_mut().list_end();
+        if self.recording {
+            self.read.borrow_mut().list_end();
+        }
     }
 
     pub fn py(&self) -> Python<'py> {
         self.py
     }
 
-    /// The bytes of `s.encode("utf-8", "surrogatepass")`, borrowed for as long as `self` lives.
-    pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
+    /// The bytes of `s.encode("utf-8", "surrogatepass")`, and the object that owns them:
+    /// `s` itself, or a bytes object made from it.
+    fn utf8(&self, s: &Bound<'py, PyString>) -> PyResult<(*const u8, usize, Bound<'py, PyAny>)> {
         let mut size: ffi::Py_ssize_t = 0;
-        // SAFETY: `s` is a live str; the returned buffer belongs to it (or to the bytes
-        // object made from it), and that object is held (`hold`) for as long as `self`
-        // lives: the slice cannot outlive its owner.
+        // SAFETY: `s` is a live str; the buffer returned belongs to the owner returned with it.
         unsafe {
             let ptr = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
-            let ptr = if ptr.is_null() {
-                // Lone surrogates: strict UTF-8 failed, surrogatepass cannot.
-                drop(PyErr::take(self.py));
-                let raw = ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
-                let bytes = Bound::from_owned_ptr_or_err(self.py, raw)?.cast_into::<PyBytes>()?;
-                size = ffi::PyBytes_Size(bytes.as_ptr());
-                self.hold(bytes.as_any());
-                ffi::PyBytes_AsString(bytes.as_ptr()) as *const u8
-            } else {
-                self.hold(s.as_any());
-                ptr as *const u8
-            };
-            Ok(std::slice::from_raw_parts(ptr, size as usize))
+            if !ptr.is_null() {
+                return Ok((ptr as *const u8, size as usize, s.clone().into_any()));
+            }
+            // Lone surrogates: strict UTF-8 failed, surrogatepass cannot.
+            drop(PyErr::take(self.py));
+            let raw = ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
+            let bytes = Bound::from_owned_ptr_or_err(self.py, raw)?.cast_into::<PyBytes>()?;
+            let size = ffi::PyBytes_Size(bytes.as_ptr()) as usize;
+            Ok((ffi::PyBytes_AsString(bytes.as_ptr()) as *const u8, size, bytes.into_any()))
         }
+    }
+
+    /// The bytes of `s.encode("utf-8", "surrogatepass")`, borrowed for as long as `self` lives.
+    pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
+        let (ptr, len, owner) = self.utf8(s)?;
+        self.hold(&owner);
+        // SAFETY: the owner of the bytes is held for as long as `self` lives.
+        Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+    }
+
+    /// `f` of the bytes of `s.encode("utf-8", "surrogatepass")`, holding nothing after it.
+    pub fn peek_text<R>(&self, s: &Bound<'py, PyString>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+        let (ptr, len, _owner) = self.utf8(s)?;
+        // SAFETY: the owner of the bytes lives until `f` returns.
+        Ok(f(unsafe { std::slice::from_raw_parts(ptr, len) }))
     }
 
     /// The code units of `s` in its own width, borrowed for as long as `self` lives.
@@ -211,6 +247,17 @@ impl<'py> Strings<'py> {
         }
     }
 
+    /// `str_or_none`'s UTF-8 alone, for a field that is only read.
+    pub fn utf8_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<&'s [u8]> {
+        if obj.is_none() {
+            return Ok(b"");
+        }
+        match obj.cast::<PyString>() {
+            Ok(s) => self.text(s),
+            Err(_) => Err(type_error(what(), "str or None", obj)),
+        }
+    }
+
     /// `Some(text)` for a `str`, `None` for `None`, a `TypeError` naming `what` otherwise.
     pub fn optional_str<'s>(
         &'s self,
@@ -256,7 +303,7 @@ impl<'py> Strings<'py> {
             }
         }
         if obj.is_instance_of::<pyo3::types::PyInt>() {
-            return Ok(Some(Int::Rendered(self.format(obj)?)));
+            return Ok(Some(Int::Rendered(Box::new(self.format(obj)?))));
         }
         Err(type_error(what(), "int or None", obj))
     }

@@ -58,7 +58,9 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
         return compile_via_reference(py, rules);
     };
 
+    // Rule prompts are never cached: only the text borrowed from (a name, a template) is held.
     let strings = Strings::new(py);
+    strings.expect(2 * items.len());
     let mut classes = LettaClasses::default();
     let mut reference: Option<Bound<'py, PyModule>> = None;
     let mut read = Vec::with_capacity(items.len());
@@ -183,7 +185,8 @@ struct LettaClasses(Vec<(usize, u32, Option<RuleKind>)>);
 impl LettaClasses {
     fn kind(&mut self, class: &Bound<'_, PyType>) -> PyResult<Option<RuleKind>> {
         let tp = class.as_type_ptr();
-        let known = |&&(t, v, _): &&(usize, u32, Option<RuleKind>)| t == tp as usize && v == version_tag(tp) && v != 0;
+        let version = version_tag(tp);
+        let known = |&&(t, v, _): &&(usize, u32, Option<RuleKind>)| t == tp as usize && v == version && v != 0;
         if let Some(&(_, _, kind)) = self.0.iter().find(known) {
             return Ok(kind);
         }
@@ -192,6 +195,7 @@ impl LettaClasses {
         } else {
             None
         };
+        // The lookups just made give the class a tag if it had none.
         self.0.push((tp as usize, version_tag(tp), kind));
         Ok(kind)
     }

@@ -158,37 +158,37 @@ impl<'py> Strings<'py> {
         self.py
     }
 
-    /// The bytes of `s.encode("utf-8", "surrogatepass")`, and the object that owns them:
-    /// `s` itself, or a bytes object made from it.
-    fn utf8(&self, s: &Bound<'py, PyString>) -> PyResult<(*const u8, usize, Bound<'py, PyAny>)> {
+    /// The bytes of `s.encode("utf-8", "surrogatepass")`, and the bytes object that owns them
+    /// when `s` itself cannot (lone surrogates).
+    fn utf8(&self, s: &Bound<'py, PyString>) -> PyResult<(*const u8, usize, Option<Bound<'py, PyBytes>>)> {
         let mut size: ffi::Py_ssize_t = 0;
-        // SAFETY: `s` is a live str; the buffer returned belongs to the owner returned with it.
+        // SAFETY: `s` is a live str; the buffer returned belongs to it, or to the bytes returned with it.
         unsafe {
             let ptr = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
             if !ptr.is_null() {
-                return Ok((ptr as *const u8, size as usize, s.clone().into_any()));
+                return Ok((ptr as *const u8, size as usize, None));
             }
             // Lone surrogates: strict UTF-8 failed, surrogatepass cannot.
             drop(PyErr::take(self.py));
             let raw = ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
             let bytes = Bound::from_owned_ptr_or_err(self.py, raw)?.cast_into::<PyBytes>()?;
             let size = ffi::PyBytes_Size(bytes.as_ptr()) as usize;
-            Ok((ffi::PyBytes_AsString(bytes.as_ptr()) as *const u8, size, bytes.into_any()))
+            Ok((ffi::PyBytes_AsString(bytes.as_ptr()) as *const u8, size, Some(bytes)))
         }
     }
 
     /// The bytes of `s.encode("utf-8", "surrogatepass")`, borrowed for as long as `self` lives.
     pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
-        let (ptr, len, owner) = self.utf8(s)?;
-        self.hold(&owner);
+        let (ptr, len, bytes) = self.utf8(s)?;
+        self.hold(bytes.as_ref().map_or(s.as_any(), |b| b.as_any()));
         // SAFETY: the owner of the bytes is held for as long as `self` lives.
         Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
     }
 
     /// `f` of the bytes of `s.encode("utf-8", "surrogatepass")`, holding nothing after it.
     pub fn peek_text<R>(&self, s: &Bound<'py, PyString>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
-        let (ptr, len, _owner) = self.utf8(s)?;
-        // SAFETY: the owner of the bytes lives until `f` returns.
+        let (ptr, len, _bytes) = self.utf8(s)?;
+        // SAFETY: `s`, and the bytes made from it, live until `f` returns.
         Ok(f(unsafe { std::slice::from_raw_parts(ptr, len) }))
     }
 

@@ -2,7 +2,8 @@
 //!
 //! One module per section renderer; `text` holds Python's string semantics,
 //! `fingerprint` the XXH3-128 fingerprints, `file_tree` the one tree drawer, `out` the
-//! sinks every renderer writes to, `binding` the thin pyo3 layer.
+//! sinks every renderer writes to, `lookups` where attribute lookup finds a field across
+//! calls, `binding` the thin pyo3 layer.
 
 pub mod batch;
 pub mod blocks;
@@ -12,6 +13,7 @@ pub mod file_tree;
 pub mod fingerprint;
 pub mod git_memory;
 pub mod line_numbered;
+pub mod lookups;
 pub mod memory;
 pub mod metadata;
 pub mod model;

@@ -4,6 +4,8 @@ memprompt reads a block's fields from its instance ``__dict__`` directly when th
 and nothing of that name (binding/attr.rs); every other case must still end where ``getattr`` ends.
 """
 
+import gc
+
 import pytest
 from outcome import assert_same
 
@@ -158,3 +160,89 @@ def test_a_class_changed_while_its_blocks_are_read_is_read_as_changed():
     finally:
         if "description" in Patching.__dict__:
             del Patching.description
+
+
+# Where a field sat in one instance's dict is remembered across calls (crate::lookups), and
+# read there only if the key found there is the field's name itself: these change the dict.
+
+
+def reordered(order):
+    block = Hooked()
+    for name in order:
+        block.__dict__[name] = FIELDS[name]
+    return block
+
+
+ORDERS = [list(FIELDS), list(reversed(FIELDS)), ["value", "limit", "label", "description"]]
+
+
+def test_instances_of_one_class_with_their_fields_in_different_orders_read_what_getattr_reads():
+    for first in ORDERS:
+        blocks = [reordered(first)] + [reordered(order) for order in ORDERS]
+        assert_same(lambda: mp.Memory(blocks).compile(), lambda: ref.Memory(blocks).compile())
+        # One order per call, after another call learned another order.
+        for order in ORDERS:
+            assert_same(
+                lambda: mp.Memory([reordered(order)]).compile(), lambda: ref.Memory([reordered(order)]).compile()
+            )
+
+
+def test_a_field_deleted_and_set_again_is_read_where_it_now_is():
+    block = Hooked(**FIELDS)
+    assert_same(lambda: mp.Memory([block]).compile(), lambda: ref.Memory([block]).compile())
+    del block.__dict__["value"]
+    block.__dict__["other"] = "o"
+    block.__dict__["value"] = "moved \u2192"
+    memory = mp.Memory([block, Hooked(**FIELDS)])
+    assert_same(lambda: memory.compile(), lambda: ref.Memory([block, Hooked(**FIELDS)]).compile())
+    assert "\nmoved \u2192\n" in memory.compile()
+
+
+def not_interned(name):
+    made = "".join(list(name))
+    assert made == name and made is not name
+    return made
+
+
+def test_a_field_whose_key_is_an_equal_string_but_not_the_name_itself_is_read():
+    def blocks(first_interned):
+        interned = Hooked(**FIELDS)
+        equal = Hooked()
+        for name, value in FIELDS.items():
+            equal.__dict__[not_interned(name)] = f"{value} (equal key)" if isinstance(value, str) else value
+        return [interned, equal] if first_interned else [equal, interned]
+
+    for first_interned in (True, False, True):
+        assert_same(
+            lambda: mp.Memory(blocks(first_interned)).compile(), lambda: ref.Memory(blocks(first_interned)).compile()
+        )
+        assert "human (equal key)" in mp.Memory(blocks(first_interned)).compile()
+
+
+def test_a_property_removed_from_a_class_is_read_from_the_dict_next_time():
+    class Temporary(Hooked):
+        value = property(lambda self: "from the property")
+
+    block = Temporary(**FIELDS)
+    assert "\nfrom the property\n" in mp.Memory([block]).compile()
+    del Temporary.value
+    assert_same(lambda: mp.Memory([block]).compile(), lambda: ref.Memory([block]).compile())
+    assert "\nv\u00e9\n" in mp.Memory([block]).compile()
+
+
+def read_a_block_of_a_new_class(i):
+    namespace = {"value": property(lambda self: "from the property")} if i % 2 else {}
+    cls = type(f"Made{i}", (Hooked,), namespace)
+    block = cls(**FIELDS)
+    assert_same(lambda: mp.Memory([block]).compile(), lambda: ref.Memory([block]).compile())
+    assert ("\nfrom the property\n" in mp.Memory([block]).compile()) == bool(i % 2)
+    return id(cls)
+
+
+def test_a_class_made_where_a_freed_one_was_is_read_as_itself():
+    # Classes made and freed in turn reuse addresses; every other one has a property over the dict.
+    addresses = set()
+    for i in range(40):
+        addresses.add(read_a_block_of_a_new_class(i))
+        gc.collect()
+    assert len(addresses) < 40

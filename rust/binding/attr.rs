@@ -3,14 +3,14 @@
 //! Letta's inputs are pydantic models: generic attribute lookup behind `BaseModel.__getattr__`,
 //! fields in the instance `__dict__`, no class attribute of a field's name. CPython's own path
 //! for them (`slot_tp_getattr_hook`, then `PyObject_GenericGetAttr`) looks the type up three
-//! times before it reads the dict. Here a type is looked up once per name for a whole call
-//! (`Reader` remembers it by the type's version tag), and the dict read directly when nothing
-//! on the type can take precedence over it; anything else takes CPython's path.
-
-use std::cell::Cell;
+//! times before it reads the dict. Here what a (class, version, name) comes to is remembered
+//! across calls (`crate::lookups`), with where the name sat in a dict, and the dict read
+//! there directly when nothing on the class can take precedence; anything else takes CPython's path.
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+
+use crate::lookups::{self, Found, Key};
 
 /// A class's version tag: CPython gives a class a new one (or 0) whenever it or a base class is modified.
 pub fn version_tag(class: *mut pyo3::ffi::PyTypeObject) -> u32 {
@@ -18,73 +18,45 @@ pub fn version_tag(class: *mut pyo3::ffi::PyTypeObject) -> u32 {
     unsafe { (*class).tp_version_tag }
 }
 
-/// Reads attributes, remembering for which (type, name) the instance dict decides.
-#[derive(Default)]
-pub struct Reader {
-    known: [Cell<Known>; 16],
+/// `getattr(obj, name)`; `name` is interned (`intern!`), as every field name here is.
+pub fn get<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    match in_dict(obj, name)? {
+        Some(value) => Ok(value),
+        None => obj.getattr(name),
+    }
 }
 
-/// A type at one version, on which `name` is read from the instance dict; all zero is nothing.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct Known {
-    tp: usize,
-    version: u32,
-    name: usize,
+/// `getattr(obj, name, <missing>)`: `None` where `getattr` would raise `AttributeError`.
+pub fn get_opt<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match in_dict(obj, name)? {
+        Some(value) => Ok(Some(value)),
+        None => obj.getattr_opt(name),
+    }
 }
 
-impl Reader {
-    /// `getattr(obj, name)`.
-    pub fn get<'py>(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-        match self.in_dict(obj, name)? {
-            Some(value) => Ok(value),
-            None => obj.getattr(name),
-        }
-    }
-
-    /// `getattr(obj, name, <missing>)`: `None` where `getattr` would raise `AttributeError`.
-    pub fn get_opt<'py>(
-        &self,
-        obj: &Bound<'py, PyAny>,
-        name: &Bound<'py, PyString>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.in_dict(obj, name)? {
-            Some(value) => Ok(Some(value)),
-            None => obj.getattr_opt(name),
-        }
-    }
-
-    /// Where `name` is remembered: its own entry, else a free one (open addressing), else
-    /// the first one tried, whose name is then forgotten.
-    fn slot(&self, name: usize, hash: usize) -> &Cell<Known> {
-        let n = self.known.len();
-        let first = hash % n;
-        let free_or_own = |slot: &&Cell<Known>| slot.get().name == 0 || slot.get().name == name;
-        if free_or_own(&&self.known[first]) {
-            return &self.known[first];
-        }
-        (1..n).map(|i| &self.known[(first + i) % n]).find(free_or_own).unwrap_or(&self.known[first])
-    }
-
-    /// The value generic lookup finds in the instance `__dict__`, when nothing on the type can come first.
-    fn in_dict<'py>(
-        &self,
-        obj: &Bound<'py, PyAny>,
-        name: &Bound<'py, PyString>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let tp = direct::type_of(obj);
-        // A type's version tag is unique to its current state: any change to it or a base
-        // (a new descriptor, a `__getattr__`) sets another. 0 means it has none now.
-        let known = Known { tp: tp as usize, version: version_tag(tp), name: name.as_ptr() as usize };
-        let slot = self.slot(known.name, direct::hash(name));
-        if known.version == 0 || slot.get() != known {
-            if !direct::dict_decides(obj, name) {
-                return Ok(None);
+/// The value generic lookup finds in the instance `__dict__`, when nothing on the class can come first.
+fn in_dict<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let class = direct::type_of(obj);
+    let key = Key { class: class as usize, version: version_tag(class), name: name.as_ptr() as usize };
+    let remembered = if key.version == 0 { None } else { lookups::with(|table| table.get(key)) };
+    let hint = match remembered {
+        Some(Found::Elsewhere) => return Ok(None),
+        Some(Found::Dict { hint }) => hint,
+        None => {
+            let decides = direct::dict_decides(obj, name);
+            let found = if decides { Found::Dict { hint: direct::dict_position(obj, name) } } else { Found::Elsewhere };
+            // The lookups just made give the class a tag if it had none.
+            let key = Key { version: version_tag(class), ..key };
+            if key.version != 0 {
+                lookups::with(|table| table.set(key, found));
             }
-            // The lookups just made give the type a tag if it had none.
-            slot.set(Known { version: version_tag(tp), ..known });
+            match found {
+                Found::Dict { hint } => hint,
+                Found::Elsewhere => return Ok(None),
+            }
         }
-        direct::dict_item(obj, name)
-    }
+    };
+    direct::dict_item(obj, name, hint)
 }
 
 /// The direct path, on CPython's own lookups (exported for extensions: Cython calls them too).
@@ -137,12 +109,6 @@ mod direct {
         unsafe { ffi::Py_TYPE(obj.as_ptr()) }
     }
 
-    /// The hash a `str` keeps (attribute names are dict keys: it is computed).
-    pub fn hash(s: &Bound<'_, PyString>) -> usize {
-        // SAFETY: a field of a live str, read with the GIL held.
-        unsafe { (*s.as_ptr().cast::<ffi::PyASCIIObject>()).hash as usize }
-    }
-
     /// Whether generic lookup of `name` on `obj` is decided by its instance `__dict__`: the
     /// type looks attributes up generically and has no attribute of that name itself.
     pub fn dict_decides(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> bool {
@@ -163,17 +129,52 @@ mod direct {
         }
     }
 
-    /// `obj.__dict__[name]`, `None` when the object has no dict or the dict no such key.
-    pub fn dict_item<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        // SAFETY: the dict of a live object, read with the GIL held.
+    /// The instance dict of `obj`, borrowed; `None` when it has none.
+    fn dict_of(obj: &Bound<'_, PyAny>) -> Option<*mut ffi::PyObject> {
+        // SAFETY: the dict slot of a live object, read with the GIL held. For attributes kept
+        // inline (a plain class's instance), this makes the dict, as `vars(obj)` does.
         unsafe {
-            // For attributes kept inline (a plain class's instance), this makes the dict, as `vars(obj)` does.
             let dict = _PyObject_GetDictPtr(obj.as_ptr());
-            if dict.is_null() || (*dict).is_null() {
-                return Ok(None);
-            }
-            let dict = Bound::from_borrowed_ptr(obj.py(), *dict).cast_into_unchecked::<PyDict>();
-            dict.get_item(name)
+            (!dict.is_null() && !(*dict).is_null()).then(|| *dict)
         }
+    }
+
+    /// The position before `name` in the instance dict of `obj` (for `PyDict_Next`), found by identity.
+    pub fn dict_position(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> Option<isize> {
+        let dict = dict_of(obj)?;
+        let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        loop {
+            let before = pos;
+            // SAFETY: iterating a live dict with the GIL held; no Python code runs in between.
+            if unsafe { ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) } == 0 {
+                return None;
+            }
+            if key == name.as_ptr() {
+                return Some(before);
+            }
+        }
+    }
+
+    /// `obj.__dict__[name]`, `None` when the object has no dict or the dict no such key. At
+    /// `hint`, if the key there is `name` itself, that is its value: a dict's keys are unique.
+    pub fn dict_item<'py>(
+        obj: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyString>,
+        hint: Option<isize>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(dict) = dict_of(obj) else { return Ok(None) };
+        if let Some(mut pos) = hint {
+            let (mut key, mut value) = (std::ptr::null_mut(), std::ptr::null_mut());
+            // SAFETY: one step of iterating a live dict with the GIL held; the value is borrowed
+            // from it and taken as a new reference before anything else runs.
+            unsafe {
+                if ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 && key == name.as_ptr() {
+                    return Ok(Some(Bound::from_borrowed_ptr(obj.py(), value)));
+                }
+            }
+        }
+        // SAFETY: a live dict, borrowed while `obj` holds it.
+        let dict = unsafe { Bound::from_borrowed_ptr(obj.py(), dict).cast_into_unchecked::<PyDict>() };
+        dict.get_item(name)
     }
 }

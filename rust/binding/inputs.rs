@@ -242,7 +242,7 @@ pub fn is_anthropic<'py>(strings: &Strings<'py>, llm_config: &Bound<'py, PyAny>)
     if llm_config.is_none() || !llm_config.is_truthy()? {
         return Ok(false);
     }
-    match strings.attrs().get_opt(llm_config, intern!(py, "model_endpoint_type"))? {
+    match super::attr::get_opt(llm_config, intern!(py, "model_endpoint_type"))? {
         Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
         None => Ok(false),
     }

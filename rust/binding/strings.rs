@@ -30,7 +30,6 @@ pub struct Strings<'py> {
     immutable: Cell<bool>,
     /// Reads are recorded (for the compile cache); else only what is borrowed is held.
     recording: bool,
-    attrs: super::attr::Reader,
 }
 
 /// A value read, held so that no other object can take its id.
@@ -58,14 +57,7 @@ impl<'py> Strings<'py> {
     }
 
     fn with_recording(py: Python<'py>, recording: bool) -> Self {
-        Strings {
-            py,
-            keep: RefCell::new(Vec::new()),
-            read: RefCell::default(),
-            immutable: Cell::new(true),
-            recording,
-            attrs: super::attr::Reader::default(),
-        }
+        Strings { py, keep: RefCell::new(Vec::new()), read: RefCell::default(), immutable: Cell::new(true), recording }
     }
 
     /// The values read so far, if they were recorded and all are immutable (else a cache could go stale).
@@ -117,7 +109,7 @@ impl<'py> Strings<'py> {
 
     /// `obj.name`, recorded.
     pub fn attr(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-        let value = self.attrs.get(obj, name)?;
+        let value = super::attr::get(obj, name)?;
         self.note(&value);
         Ok(value)
     }
@@ -128,18 +120,13 @@ impl<'py> Strings<'py> {
         obj: &Bound<'py, PyAny>,
         name: &Bound<'py, PyString>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let value = self.attrs.get_opt(obj, name)?;
+        let value = super::attr::get_opt(obj, name)?;
         match &value {
             Some(v) => self.note(v),
             None if self.recording => self.read.borrow_mut().missing(),
             None => {}
         }
         Ok(value)
-    }
-
-    /// What reads attributes for this call, for a read that is not recorded.
-    pub fn attrs(&self) -> &super::attr::Reader {
-        &self.attrs
     }
 
     /// Records a value that was not read as an attribute (an argument).

@@ -57,6 +57,10 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
     } else {
         return compile_via_reference(py, rules);
     };
+    if items.is_empty() {
+        // No rule renders a line: there is nothing to set up.
+        return Ok(None);
+    }
 
     // Rule prompts are never cached: only the text borrowed from (a name, a template) is held.
     let strings = Strings::new(py);
@@ -163,7 +167,7 @@ fn fast_rule<'s, 'py>(
     };
     let py = strings.py();
     let attribute = |name| -> PyResult<Option<FieldValue<'s>>> {
-        strings.attrs().get_opt(item, name)?.map(|value| field_value(strings, &value)).transpose()
+        super::attr::get_opt(item, name)?.map(|value| field_value(strings, &value)).transpose()
     };
     let mut fields = RuleFields { tag: attribute(intern!(py, "type"))?, ..RuleFields::default() };
     fields.tool_name = attribute(intern!(py, "tool_name"))?;

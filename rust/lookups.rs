@@ -1,0 +1,124 @@
+//! Where generic attribute lookup finds a field, remembered per thread across calls.
+//!
+//! An entry is keyed by a class at one version and a name. CPython never gives two states
+//! of any class the same version tag (0, "none now", is never remembered), so an entry
+//! never describes a class as it was; names are interned for the life of the process, so
+//! an address names one string.
+
+use std::cell::Cell;
+
+/// A class (its address) at one version tag, and an attribute name (its address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub class: usize,
+    pub version: u32,
+    pub name: usize,
+}
+
+/// What lookup of the name on an instance of the class comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// The instance dict decides; `hint` is the position before the name in one
+    /// instance's dict, where instances built alike will hold it too.
+    Dict { hint: Option<isize> },
+    /// Something on the class can come first: CPython's own path reads it.
+    Elsewhere,
+}
+
+const SLOTS: usize = 128;
+
+/// A direct-mapped table: a key lives in one slot, and a key hashed there displaces it.
+pub struct Lookups {
+    slots: [Cell<Option<(Key, Found)>>; SLOTS],
+}
+
+impl Default for Lookups {
+    fn default() -> Self {
+        Lookups { slots: std::array::from_fn(|_| Cell::new(None)) }
+    }
+}
+
+impl Lookups {
+    /// What was remembered for `key`, if it still is.
+    pub fn get(&self, key: Key) -> Option<Found> {
+        match self.slot(key).get() {
+            Some((k, found)) if k == key => Some(found),
+            _ => None,
+        }
+    }
+
+    /// Remembers `found` for `key`, in place of whatever its slot held.
+    pub fn set(&self, key: Key, found: Found) {
+        self.slot(key).set(Some((key, found)));
+    }
+
+    fn slot(&self, key: Key) -> &Cell<Option<(Key, Found)>> {
+        // Fibonacci hashing: objects are 16-byte aligned, so the low bits alone would crowd.
+        let mixed = (key.class ^ key.name.rotate_left(17) ^ key.version as usize).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &self.slots[(mixed >> (usize::BITS - SLOTS.trailing_zeros())) % SLOTS]
+    }
+}
+
+thread_local! {
+    static THREAD: Lookups = Lookups::default();
+}
+
+/// Runs `f` with this thread's table (each thread has its own, so no lock is taken).
+pub fn with<R>(f: impl FnOnce(&Lookups) -> R) -> R {
+    THREAD.with(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(class: usize, version: u32, name: usize) -> Key {
+        Key { class, version, name }
+    }
+
+    #[test]
+    fn a_key_set_is_found_and_no_other() {
+        let table = Lookups::default();
+        table.set(key(0x1000, 7, 0x2000), Found::Dict { hint: Some(3) });
+        assert_eq!(table.get(key(0x1000, 7, 0x2000)), Some(Found::Dict { hint: Some(3) }));
+        assert_eq!(table.get(key(0x1000, 8, 0x2000)), None);
+        assert_eq!(table.get(key(0x1010, 7, 0x2000)), None);
+        assert_eq!(table.get(key(0x1000, 7, 0x2010)), None);
+    }
+
+    #[test]
+    fn setting_a_key_again_replaces_what_it_found() {
+        let table = Lookups::default();
+        let k = key(0x1000, 7, 0x2000);
+        table.set(k, Found::Dict { hint: None });
+        table.set(k, Found::Elsewhere);
+        assert_eq!(table.get(k), Some(Found::Elsewhere));
+    }
+
+    #[test]
+    fn keys_that_share_a_slot_displace_each_other_and_are_never_taken_for_each_other() {
+        let table = Lookups::default();
+        let first = key(0x1000, 1, 0x2000);
+        // More keys than slots: some share the first one's slot.
+        let others: Vec<Key> = (1..=4 * SLOTS).map(|i| key(0x1000 + 16 * i, 1, 0x2000)).collect();
+        let sharing: Vec<Key> =
+            others.iter().copied().filter(|k| std::ptr::eq(table.slot(*k), table.slot(first))).collect();
+        assert!(!sharing.is_empty());
+        table.set(first, Found::Dict { hint: Some(1) });
+        table.set(sharing[0], Found::Elsewhere);
+        assert_eq!(table.get(first), None);
+        assert_eq!(table.get(sharing[0]), Some(Found::Elsewhere));
+        for other in &sharing[1..] {
+            assert_eq!(table.get(*other), None);
+        }
+    }
+
+    #[test]
+    fn each_thread_has_its_own_table() {
+        let k = key(0x1000, 7, 0x2000);
+        with(|table| table.set(k, Found::Elsewhere));
+        let elsewhere = std::thread::spawn(move || with(|table| table.get(k))).join().unwrap();
+        assert_eq!(elsewhere, None);
+        assert_eq!(with(|table| table.get(k)), Some(Found::Elsewhere));
+    }
+}

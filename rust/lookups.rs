@@ -55,7 +55,8 @@ impl Lookups {
     fn slot(&self, key: Key) -> &Cell<Option<(Key, Found)>> {
         // Fibonacci hashing: objects are 16-byte aligned, so the low bits alone would crowd.
         let mixed = (key.class ^ key.name.rotate_left(17) ^ key.version as usize).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        &self.slots[(mixed >> (usize::BITS - SLOTS.trailing_zeros())) % SLOTS]
+        // The top bits are the best mixed, and there are exactly enough of them to index.
+        &self.slots[mixed >> (usize::BITS - SLOTS.trailing_zeros())]
     }
 }
 

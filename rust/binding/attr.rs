@@ -43,17 +43,18 @@ fn in_dict<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResul
         Some(Found::Elsewhere) => return Ok(None),
         Some(Found::Dict { hint }) => hint,
         None => {
-            let decides = direct::dict_decides(obj, name);
-            let found = if decides { Found::Dict { hint: direct::dict_position(obj, name) } } else { Found::Elsewhere };
+            let found = if direct::dict_decides(obj, name) {
+                Found::Dict { hint: direct::dict_position(obj, name) }
+            } else {
+                Found::Elsewhere
+            };
             // The lookups just made give the class a tag if it had none.
             let key = Key { version: version_tag(class), ..key };
             if key.version != 0 {
                 lookups::with(|table| table.set(key, found));
             }
-            match found {
-                Found::Dict { hint } => hint,
-                Found::Elsewhere => return Ok(None),
-            }
+            let Found::Dict { hint } = found else { return Ok(None) };
+            hint
         }
     };
     direct::dict_item(obj, name, hint)
@@ -139,17 +140,20 @@ mod direct {
         }
     }
 
+    /// The key and value (borrowed) that `PyDict_Next` finds from `pos`, which it moves past them.
+    fn entry_after(dict: *mut ffi::PyObject, pos: &mut isize) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+        let (mut key, mut value) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: a step of iterating a live dict with the GIL held; no Python code runs.
+        (unsafe { ffi::PyDict_Next(dict, pos, &mut key, &mut value) } != 0).then_some((key, value))
+    }
+
     /// The position before `name` in the instance dict of `obj` (for `PyDict_Next`), found by identity.
     pub fn dict_position(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> Option<isize> {
         let dict = dict_of(obj)?;
-        let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        let mut pos = 0;
         loop {
             let before = pos;
-            // SAFETY: iterating a live dict with the GIL held; no Python code runs in between.
-            if unsafe { ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) } == 0 {
-                return None;
-            }
-            if key == name.as_ptr() {
+            if entry_after(dict, &mut pos)?.0 == name.as_ptr() {
                 return Some(before);
             }
         }
@@ -163,14 +167,10 @@ mod direct {
         hint: Option<isize>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let Some(dict) = dict_of(obj) else { return Ok(None) };
-        if let Some(mut pos) = hint {
-            let (mut key, mut value) = (std::ptr::null_mut(), std::ptr::null_mut());
-            // SAFETY: one step of iterating a live dict with the GIL held; the value is borrowed
-            // from it and taken as a new reference before anything else runs.
-            unsafe {
-                if ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 && key == name.as_ptr() {
-                    return Ok(Some(Bound::from_borrowed_ptr(obj.py(), value)));
-                }
+        if let Some((key, value)) = hint.and_then(|mut pos| entry_after(dict, &mut pos)) {
+            if key == name.as_ptr() {
+                // SAFETY: borrowed from the live dict, taken as a new reference before anything else runs.
+                return Ok(Some(unsafe { Bound::from_borrowed_ptr(obj.py(), value) }));
             }
         }
         // SAFETY: a live dict, borrowed while `obj` holds it.

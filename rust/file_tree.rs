@@ -18,8 +18,14 @@ fn ucs2(units: &[u16]) -> Native<'_> {
 
 /// The drawing left of a row, one indent per level above it. Written in one piece,
 /// so that counting a row costs the same at any depth (deep trees are quadratic).
-#[derive(Default)]
 pub struct Prefix(Vec<u16>);
+
+impl Default for Prefix {
+    /// Room for eight levels, which most trees never pass.
+    fn default() -> Self {
+        Prefix(Vec::with_capacity(8 * BLANK.len()))
+    }
+}
 
 /// A length of a `Prefix` to go back to.
 #[derive(Clone, Copy, Default)]

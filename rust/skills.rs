@@ -19,18 +19,19 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::error::{RenderError, RenderResult};
+use crate::file_tree::{Prefix, Row};
 use crate::model::{ClientSkill, Listed};
-use std::sync::OnceLock;
-
-use crate::file_tree::{Mark, Prefix};
 use crate::out::{Render, Sink};
 use crate::posix_path::{self, RelpathError};
 use crate::text::{first_line, path_parts, strip};
+use crate::tree_view::support::FoldState;
 use crate::w;
 
 const HEADER: &str = "\n\n<available_skills>\n";
 const FOOTER: &str = "</available_skills>";
 const SKILL_FILE: &[u8] = b"/SKILL.md";
+/// What every label of a skill block starts with.
+pub const SKILL_LABEL_PREFIX: &[u8] = b"skills/";
 
 /// Python's message when a path continues through a file and the file's
 /// description (a `str`) is asked to `setdefault` a subdirectory.
@@ -59,31 +60,29 @@ pub enum Rendered {
 
 /// `compile_available_skills` as a `Render`: writes nothing when there is no skill.
 ///
-/// The rare location whose display depends on the current directory is resolved
-/// against this process's current directory (the one Python's `os.getcwd()` reads),
-/// read once, so that measuring and writing see the same one.
-pub struct AvailableSkills<'a> {
-    pub blocks: &'a [Listed<'a>],
-    pub client_skills: &'a [ClientSkill<'a>],
-    cwd: OnceLock<Result<Vec<u8>, String>>,
-}
+/// The listing is laid out once, when made, for every pass that writes it. The rare
+/// location whose display depends on the current directory is resolved against this
+/// process's current directory (the one Python's `os.getcwd()` reads).
+pub struct AvailableSkills<'a>(RenderResult<Vec<Tree<'a>>>);
 
 impl<'a> AvailableSkills<'a> {
     pub fn new(blocks: &'a [Listed<'a>], client_skills: &'a [ClientSkill<'a>]) -> Self {
-        AvailableSkills { blocks, client_skills, cwd: OnceLock::new() }
+        let trees = match lay_out(blocks, client_skills, Cwd::Unknown) {
+            Ok(Laid::NeedsCwd) => match process_cwd() {
+                Ok(cwd) => lay_out(blocks, client_skills, Cwd::Known(&cwd)).map(Laid::into_trees),
+                // Python's os.getcwd() raises FileNotFoundError (an OSError) here.
+                Err(e) => Err(RenderError::Value(e)),
+            },
+            laid => laid.map(Laid::into_trees),
+        };
+        AvailableSkills(trees)
     }
 }
 
 impl Render for AvailableSkills<'_> {
     fn render(&self, out: &mut impl Sink) -> RenderResult {
-        match render_with_cwd(out, self.blocks, self.client_skills, Cwd::Unknown)? {
-            Rendered::Done => Ok(()),
-            Rendered::NeedsCwd => match self.cwd.get_or_init(process_cwd) {
-                Ok(cwd) => render_with_cwd(out, self.blocks, self.client_skills, Cwd::Known(cwd)).map(|_| ()),
-                // Python's os.getcwd() raises FileNotFoundError (an OSError) here.
-                Err(e) => Err(RenderError::Value(e.clone())),
-            },
-        }
+        write(out, self.0.as_ref().map_err(Clone::clone)?);
+        Ok(())
     }
 }
 
@@ -127,7 +126,7 @@ fn default_location(name: &[u8]) -> Cow<'static, [u8]> {
 
 /// The skill name of a block label, when the label names a top-level skill.
 pub fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
-    let rest = label.strip_prefix(b"skills/")?;
+    let rest = label.strip_prefix(SKILL_LABEL_PREFIX)?;
     let mut parts = rest.split(|&b| b == b'/');
     let name = parts.next()?;
     match (parts.next(), parts.next()) {
@@ -137,9 +136,17 @@ pub fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// Skill names already listed, in a set hashed for short keys.
+pub(crate) type SeenNames<'a> = HashSet<&'a [u8], FoldState>;
+
+/// An empty `SeenNames` with room for `n` names.
+pub(crate) fn seen_names<'a>(n: usize) -> SeenNames<'a> {
+    HashSet::with_capacity_and_hasher(n, FoldState::new())
+}
+
 /// Every skill to show, in Letta's order, first of each name only.
 fn collect<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill]) -> Vec<Skill<'a>> {
-    let mut seen: HashSet<&[u8]> = HashSet::new();
+    let mut seen = seen_names(blocks.len() + client_skills.len());
     let mut skills = Vec::with_capacity(blocks.len() + client_skills.len());
     for block in blocks {
         if let Some(name) = block_skill_name(block.label) {
@@ -159,11 +166,18 @@ fn collect<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill]) -> Vec<Sk
     skills
 }
 
-/// Letta's `_skill_root`: the directory a skill is listed under, and its path there.
+/// A skill's path under its root: the end of its location from `start` on, or a path of its own.
+enum Rel {
+    Tail(usize),
+    Own(Vec<u8>),
+}
+
+/// Letta's `_skill_root`: the directory a skill is listed under (a head of the location,
+/// of this length), and its path there.
 ///
 /// The location is already stripped: a client's is stripped when read, and the
 /// default one starts with `$` and ends with `d`.
-fn skill_root<'l>(name: &[u8], location: &'l [u8], cwd: Cwd) -> Result<(&'l [u8], Cow<'l, [u8]>), RelpathError> {
+fn skill_root(name: &[u8], location: &[u8], cwd: Cwd) -> Result<(usize, Rel), RelpathError> {
     if location.ends_with(SKILL_FILE) {
         let skill_dir = posix_path::dirname(location);
         let root = posix_path::dirname(skill_dir);
@@ -178,11 +192,11 @@ fn skill_root<'l>(name: &[u8], location: &'l [u8], cwd: Cwd) -> Result<(&'l [u8]
             if !matches!(dir_name, b"" | b"." | b"..") {
                 let start = skill_dir.len() - dir_name.len();
                 let rel = if location.len() - start == dir_name.len() + SKILL_FILE.len() {
-                    Cow::Borrowed(&location[start..])
+                    Rel::Tail(start)
                 } else {
-                    Cow::Owned([dir_name, SKILL_FILE].concat())
+                    Rel::Own([dir_name, SKILL_FILE].concat())
                 };
-                return Ok((root, rel));
+                return Ok((root.len(), rel));
             }
             let rel = match posix_path::relpath(location, root) {
                 Err(RelpathError::NeedsCwd) => match cwd {
@@ -191,10 +205,72 @@ fn skill_root<'l>(name: &[u8], location: &'l [u8], cwd: Cwd) -> Result<(&'l [u8]
                 },
                 rel => rel?,
             };
-            return Ok((root, Cow::Owned(rel)));
+            return Ok((root.len(), Rel::Own(rel)));
         }
     }
-    Ok((posix_path::dirname(location), Cow::Borrowed(posix_path::basename(location))))
+    let base = posix_path::basename(location);
+    Ok((posix_path::dirname(location).len(), Rel::Tail(location.len() - base.len())))
+}
+
+/// A skill's place: its location, how much of it is the root it is listed under, its path there.
+struct Placed<'a> {
+    location: Cow<'a, [u8]>,
+    root_len: usize,
+    rel: Rel,
+    desc: &'a [u8],
+}
+
+impl Placed<'_> {
+    fn root(&self) -> &[u8] {
+        &self.location[..self.root_len]
+    }
+
+    fn rel(&self) -> &[u8] {
+        match &self.rel {
+            Rel::Tail(start) => &self.location[*start..],
+            Rel::Own(rel) => rel,
+        }
+    }
+}
+
+/// What laying the listing out came to.
+enum Laid<'a> {
+    /// One tree a root, in the order written; none when there is no skill.
+    Trees(Vec<Tree<'a>>),
+    NeedsCwd,
+}
+
+impl<'a> Laid<'a> {
+    /// The trees of a listing laid out in a known current directory.
+    fn into_trees(self) -> Vec<Tree<'a>> {
+        match self {
+            Laid::Trees(trees) => trees,
+            // Only `Cwd::Unknown` asks for the directory.
+            Laid::NeedsCwd => Vec::new(),
+        }
+    }
+}
+
+/// The skills placed under their roots, and each root's nested dict, as Letta builds them.
+fn lay_out<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill], cwd: Cwd) -> RenderResult<Laid<'a>> {
+    let skills = collect(blocks, client_skills);
+    let mut placed: Vec<Placed> = Vec::with_capacity(skills.len());
+    for skill in skills {
+        match skill_root(skill.name, &skill.location, cwd) {
+            Ok((root_len, rel)) => placed.push(Placed { location: skill.location, root_len, rel, desc: skill.desc }),
+            Err(RelpathError::NeedsCwd) => return Ok(Laid::NeedsCwd),
+            // Unreachable: a location ending in "/SKILL.md" is never empty.
+            Err(RelpathError::NoPath) => return Err(RenderError::Value(posix_path::NO_PATH_MESSAGE.to_owned())),
+        }
+    }
+    // In the order Python lists them: roots sorted, then paths sorted, equal
+    // paths in skill order (a stable sort).
+    placed.sort_by(|a, b| (a.root(), a.rel()).cmp(&(b.root(), b.rel())));
+    // Every group's tree first: a path through a file fails before anything is written.
+    let trees = placed
+        .chunk_by(|a, b| a.root() == b.root())
+        .map(|group| Tree::build(group[0].root(), group.len(), group.iter().map(|p| (p.rel(), p.desc))));
+    trees.collect::<RenderResult<_>>().map(Laid::Trees)
 }
 
 /// `compile_available_skills`, with the current directory given explicitly.
@@ -206,88 +282,83 @@ pub fn render_with_cwd(
     client_skills: &[ClientSkill],
     cwd: Cwd,
 ) -> RenderResult<Rendered> {
-    let skills = collect(blocks, client_skills);
-    if skills.is_empty() {
-        return Ok(Rendered::Done);
-    }
-    // In the order Python lists them: roots sorted, then paths sorted, equal
-    // paths in skill order (a stable sort).
-    let mut placed: Vec<Placed> = Vec::with_capacity(skills.len());
-    for skill in &skills {
-        match skill_root(skill.name, &skill.location, cwd) {
-            Ok((root, rel)) => placed.push(Placed { root, rel, desc: skill.desc }),
-            Err(RelpathError::NeedsCwd) => return Ok(Rendered::NeedsCwd),
-            // Unreachable: a location ending in "/SKILL.md" is never empty.
-            Err(RelpathError::NoPath) => return Err(RenderError::Value(posix_path::NO_PATH_MESSAGE.to_owned())),
+    match lay_out(blocks, client_skills, cwd)? {
+        Laid::Trees(trees) => {
+            write(out, &trees);
+            Ok(Rendered::Done)
         }
+        Laid::NeedsCwd => Ok(Rendered::NeedsCwd),
     }
-    placed.sort_by(|a, b| (a.root, &*a.rel).cmp(&(b.root, &*b.rel)));
+}
 
-    // Every group's tree first: a path through a file fails before anything is written.
-    let mut trees = Vec::new();
-    for group in placed.chunk_by(|a, b| a.root == b.root) {
-        trees.push((group[0].root, Tree::build(group.len(), group.iter().map(|p| (&*p.rel, p.desc)))?));
+/// The listing of laid-out trees: nothing when there is none.
+fn write(out: &mut impl Sink, trees: &[Tree]) {
+    if trees.is_empty() {
+        return;
     }
     w!(out, HEADER);
-    for (i, (root, tree)) in trees.iter().enumerate() {
+    for (i, tree) in trees.iter().enumerate() {
         if i > 0 {
             w!(out, "\n");
         }
-        w!(out, *root, "\n");
+        w!(out, tree.text(tree.root), "\n");
         tree.render(out);
     }
     w!(out, FOOTER);
-    Ok(Rendered::Done)
 }
 
-/// A skill's place: the root it is listed under, its path there, its description.
-struct Placed<'a> {
-    root: &'a [u8],
-    rel: Cow<'a, [u8]>,
-    desc: &'a [u8],
+/// Where a name is in a tree's own text.
+#[derive(Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
 }
 
-/// A directory being drawn: its entries in drawing order, the next one to
-/// draw, and the prefix of its lines.
-struct Frame<'a> {
-    entries: Vec<(&'a [u8], Node<'a>)>,
-    next: usize,
-    prefix: Mark,
-}
-
-/// A value in Letta's nested dict: a subdirectory, or a file's description.
+/// A value in Letta's nested dict: a subdirectory, or a file's description (stripped).
 #[derive(Clone, Copy)]
 enum Node<'a> {
     Dir(usize),
     File(&'a [u8]),
 }
 
-/// One directory's entries, kept sorted by name: a few words for a skill's own directory.
-type Dir<'a> = Vec<(&'a [u8], Node<'a>)>;
+/// One directory's entries, kept sorted by name while the tree is built, then
+/// directories first (in drawing order).
+type Dir<'a> = Vec<(Span, Node<'a>)>;
 
-/// Letta's nested dict of one root, as an arena of directories (index 0 is the root).
-struct Tree<'a> {
+/// Letta's nested dict of one root, as an arena of directories (index 0 is the
+/// root), with the names it holds (the root's first) copied into one text.
+pub struct Tree<'a> {
+    text: Vec<u8>,
+    root: Span,
     dirs: Vec<Dir<'a>>,
 }
 
 impl<'a> Tree<'a> {
     /// Inserts each of the `count` paths as Python's `setdefault` walk and item assignment do.
-    fn build(count: usize, paths: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> RenderResult<Self> {
+    fn build<'p>(
+        root: &[u8],
+        count: usize,
+        paths: impl Iterator<Item = (&'p [u8], &'a [u8])> + Clone,
+    ) -> RenderResult<Self> {
+        // Room for every name, so that the text never grows: no name is longer than its path.
+        let mut text = Vec::with_capacity(root.len() + paths.clone().map(|(rel, _)| rel.len()).sum::<usize>());
+        let root = name_in(&mut text, root);
         // The root has at most one entry a path: room for them all, so that it never grows.
-        let mut tree = Tree { dirs: vec![Vec::with_capacity(count)] };
-        let mut parts: Vec<&[u8]> = Vec::new();
+        let mut dirs: Vec<Dir<'a>> = Vec::with_capacity(count + 1);
+        dirs.push(Vec::with_capacity(count));
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(4);
         for (rel, desc) in paths {
             parts.clear();
             parts.extend(path_parts(rel));
             let Some((&leaf, through)) = parts.split_last() else { continue };
             let mut dir = 0;
             for (i, &part) in through.iter().enumerate() {
-                let fresh = tree.dirs.len();
-                let entries = &mut tree.dirs[dir];
-                dir = match entries.binary_search_by(|(name, _)| name.cmp(&part)) {
+                let fresh = dirs.len();
+                let entries = &mut dirs[dir];
+                dir = match entries.binary_search_by(|(name, _)| text[name.start..name.end].cmp(part)) {
                     Err(at) => {
-                        entries.insert(at, (part, Node::Dir(fresh)));
-                        tree.dirs.push(Vec::with_capacity(1));
+                        entries.insert(at, (name_in(&mut text, part), Node::Dir(fresh)));
+                        dirs.push(Vec::with_capacity(1));
                         fresh
                     }
                     Ok(at) => match entries[at].1 {
@@ -302,52 +373,56 @@ impl<'a> Tree<'a> {
                 };
             }
             // A file replaces whatever had its name, a directory included.
-            let entries = &mut tree.dirs[dir];
-            match entries.binary_search_by(|(name, _)| name.cmp(&leaf)) {
-                Ok(at) => entries[at].1 = Node::File(desc),
-                Err(at) => entries.insert(at, (leaf, Node::File(desc))),
+            let entries = &mut dirs[dir];
+            let file = Node::File(strip(desc));
+            match entries.binary_search_by(|(name, _)| text[name.start..name.end].cmp(leaf)) {
+                Ok(at) => entries[at].1 = file,
+                Err(at) => entries.insert(at, (name_in(&mut text, leaf), file)),
             }
         }
-        Ok(tree)
+        // Directories first, then files, each still by name (the sort is stable).
+        for entries in &mut dirs {
+            entries.sort_by_key(|(_, node)| matches!(node, Node::File(_)));
+        }
+        Ok(Tree { text, root, dirs })
     }
 
-    /// Directories first, then files, each sorted; drawn with an explicit stack.
+    fn text(&self, span: Span) -> &[u8] {
+        &self.text[span.start..span.end]
+    }
+
+    /// Drawn with an explicit stack of (directory, next entry, prefix).
     fn render(&self, out: &mut impl Sink) {
         let mut prefix = Prefix::default();
-        let mut stack = vec![self.frame(0, prefix.mark())];
-        while let Some(frame) = stack.last_mut() {
-            let Some(&(name, node)) = frame.entries.get(frame.next) else {
+        let mut stack = Vec::with_capacity(4);
+        stack.push((0, 0, prefix.mark()));
+        while let Some((dir, next, mark)) = stack.last_mut() {
+            let entries = &self.dirs[*dir];
+            let Some(&(name, node)) = entries.get(*next) else {
                 stack.pop();
                 continue;
             };
-            frame.next += 1;
-            prefix.reset(frame.prefix);
-            let is_last = frame.next == frame.entries.len();
-            prefix.row_start(out, is_last);
-            w!(out, name);
-            match node {
-                Node::Dir(d) => {
-                    w!(out, "/\n");
-                    prefix.indent(is_last);
-                    stack.push(self.frame(d, prefix.mark()));
-                }
-                Node::File(desc) => {
-                    let desc = strip(desc);
-                    if !desc.is_empty() {
-                        w!(out, " (", desc, ")");
-                    }
-                    w!(out, "\n");
-                }
+            *next += 1;
+            prefix.reset(*mark);
+            let is_last = *next == entries.len();
+            let (is_dir, note) = match node {
+                Node::Dir(_) => (true, &b""[..]),
+                Node::File(desc) => (false, desc),
+            };
+            Row { prefix: &prefix, is_last, name: self.text(name), suffix: b"", is_dir, note }.write(out);
+            if let Node::Dir(d) = node {
+                prefix.indent(is_last);
+                stack.push((d, 0, prefix.mark()));
             }
         }
     }
+}
 
-    fn frame(&self, dir: usize, prefix: Mark) -> Frame<'a> {
-        let entries = &self.dirs[dir];
-        let dirs = entries.iter().filter(|(_, n)| matches!(n, Node::Dir(_)));
-        let files = entries.iter().filter(|(_, n)| matches!(n, Node::File(_)));
-        Frame { entries: dirs.chain(files).copied().collect(), next: 0, prefix }
-    }
+/// `name` appended to a tree's text.
+fn name_in(text: &mut Vec<u8>, name: &[u8]) -> Span {
+    let start = text.len();
+    text.extend_from_slice(name);
+    Span { start, end: text.len() }
 }
 
 #[cfg(test)]
@@ -565,12 +640,12 @@ mod tests {
     fn deeper_paths_through_a_file_are_an_attribute_error() {
         // Not reachable from skills (paths have at most two parts), but the dict walk is kept whole.
         let paths = [(&b"a"[..], &b"d"[..]), (b"a/b/c", b"d")];
-        let err = Tree::build(paths.len(), paths.into_iter()).err().unwrap();
+        let err = Tree::build(b"", paths.len(), paths.into_iter()).err().unwrap();
         assert_eq!(err, RenderError::Attribute("'str' object has no attribute 'setdefault'".into()));
         // A file replaces a directory of the same name.
         let paths = [(&b"a/b"[..], &b"dir"[..]), (b"a", b"file")];
         let mut out = Out::default();
-        Tree::build(paths.len(), paths.into_iter()).unwrap().render(&mut out);
+        Tree::build(b"", paths.len(), paths.into_iter()).unwrap().render(&mut out);
         assert_eq!(out.buf, "└── a (file)\n".as_bytes());
     }
 

@@ -195,6 +195,18 @@ impl<'a> Native<'a> {
         self.len() == 0
     }
 
+    /// Python's `s.startswith(prefix)` for an ASCII `prefix`, read in the text's own width.
+    pub fn starts_with_ascii(&self, prefix: &[u8]) -> bool {
+        fn starts<T: Copy + Into<u32>>(units: &[T], prefix: &[u8]) -> bool {
+            units.len() >= prefix.len() && units.iter().zip(prefix).all(|(&u, &b)| u.into() == u32::from(b))
+        }
+        match self.units {
+            Units::One(u) => u.starts_with(prefix),
+            Units::Two(u) => starts(u, prefix),
+            Units::Four(u) => starts(u, prefix),
+        }
+    }
+
     /// How many of its code units are `unit`.
     pub fn count(&self, unit: u32) -> usize {
         match self.units {
@@ -574,6 +586,31 @@ mod tests {
                 assert_eq!(u16::newline_in_word(&two), expected(&two.map(u32::from)), "{at} {fill:#x}");
                 let one: [u8; 8] = wide.map(|u| u as u8);
                 assert_eq!(u8::newline_in_word(&one), expected(&one.map(u32::from)), "{at} {fill:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn starts_with_ascii_in_every_width() {
+        let cases: [(&str, bool); 7] = [
+            ("skills/x", true),
+            ("skills/", true),
+            ("skills", false),
+            ("skillz/x", false),
+            ("", false),
+            // A wide code unit whose low byte is the prefix's byte is not that byte.
+            ("\u{173}kills/", false),
+            ("skills\u{12F}", false),
+        ];
+        for (text, expected) in cases {
+            let cps: Vec<u32> = text.chars().map(u32::from).collect();
+            let twos: Vec<u16> = cps.iter().map(|&c| c as u16).collect();
+            let ones: Vec<u8> = cps.iter().map(|&c| c as u8).collect();
+            assert_eq!(Native { units: Units::Four(&cps), class: Class::Ucs4 }.starts_with_ascii(b"skills/"), expected);
+            assert_eq!(Native { units: Units::Two(&twos), class: Class::Ucs2 }.starts_with_ascii(b"skills/"), expected);
+            if cps.iter().all(|&c| c < 0x100) {
+                let one = Native { units: Units::One(&ones), class: Class::Latin1 };
+                assert_eq!(one.starts_with_ascii(b"skills/"), expected);
             }
         }
     }

@@ -86,13 +86,17 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
 pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Listed<'s>>> {
     let py = strings.py();
     let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::skills::seen_names(0);
     for (i, obj) in list.try_iter()?.enumerate() {
         let obj = obj?;
         let label_obj = strings.attr(&obj, intern!(py, "label"))?;
         let what = || format!("block {i} (None): label");
         let label = match label_obj.cast::<PyString>() {
             Ok(s) => {
+                // Most labels name no skill, which their first code points show in the str's own width.
+                if !strings.peek_native(s, |units| units.starts_with_ascii(crate::skills::SKILL_LABEL_PREFIX)) {
+                    continue;
+                }
                 let new_skill = |t: &[u8]| crate::skills::block_skill_name(t).is_some_and(|n| !seen.contains(n));
                 if !strings.peek_text(s, new_skill)? {
                     continue;
@@ -145,7 +149,9 @@ fn truthy_format<'s, 'py>(
 
 pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Source<'s>>> {
     let py = strings.py();
-    let mut out = Vec::new();
+    let len = list.len().unwrap_or(0);
+    let mut out = Vec::with_capacity(len);
+    strings.expect(len.saturating_mul(3));
     for (i, obj) in list.try_iter()?.enumerate() {
         let obj = obj?;
         let name_obj = strings.attr_opt(&obj, intern!(py, "name"))?;
@@ -173,7 +179,9 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
 
 pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<ClientSkill<'s>>> {
     let py = strings.py();
-    let mut out = Vec::new();
+    let len = list.len().unwrap_or(0);
+    let mut out = Vec::with_capacity(len);
+    strings.expect(len.saturating_mul(3));
     for (i, obj) in list.try_iter()?.enumerate() {
         let obj = obj?;
         let name_obj = strings.attr(&obj, intern!(py, "name"))?;

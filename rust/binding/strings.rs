@@ -179,6 +179,12 @@ impl<'py> Strings<'py> {
         Ok(f(unsafe { std::slice::from_raw_parts(ptr, len) }))
     }
 
+    /// `f` of the code units of `s` in its own width, which are not held after.
+    pub fn peek_native<R>(&self, s: &Bound<'py, PyString>, f: impl FnOnce(Native<'_>) -> R) -> R {
+        // SAFETY: `s` is live until `f` returns, and a str's code units never change.
+        f(unsafe { native_of(s.as_ptr()) })
+    }
+
     /// The code units of `s` in its own width, borrowed for as long as `self` lives.
     pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> Native<'s> {
         self.hold(s.as_any());

@@ -34,11 +34,15 @@ pub struct Lookups {
 
 impl Default for Lookups {
     fn default() -> Self {
-        Lookups { slots: std::array::from_fn(|_| Cell::new(None)) }
+        Lookups::new()
     }
 }
 
 impl Lookups {
+    pub const fn new() -> Self {
+        Lookups { slots: [const { Cell::new(None) }; SLOTS] }
+    }
+
     /// What was remembered for `key`, if it still is.
     pub fn get(&self, key: Key) -> Option<Found> {
         match self.slot(key).get() {
@@ -61,7 +65,8 @@ impl Lookups {
 }
 
 thread_local! {
-    static THREAD: Lookups = Lookups::default();
+    // Made in place, with nothing to drop: no lazy set-up to check on each use.
+    static THREAD: Lookups = const { Lookups::new() };
 }
 
 /// Runs `f` with this thread's table (each thread has its own, so no lock is taken).

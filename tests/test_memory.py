@@ -53,6 +53,54 @@ def test_tree_view_equals_reference(block_list, skills):
     )
 
 
+class Shrinking:
+    """A block whose label, when read, removes the last block of the list it is in."""
+
+    def __init__(self, label, holder):
+        self._label, self.holder = label, holder
+        self.value, self.description, self.limit, self.read_only = "v", "d", 10, False
+
+    @property
+    def label(self):
+        if len(self.holder) > 1:
+            self.holder.pop()
+        return self._label
+
+
+class Backwards(list):
+    """A list subclass that iterates its items in reverse."""
+
+    def __iter__(self):
+        return iter(list(super().__iter__())[::-1])
+
+
+def test_a_list_of_blocks_shrunk_while_it_is_read_is_read_as_python_reads_it():
+    def memory(kind):
+        holder = []
+        holder += [Shrinking(f"skills/s{i}", holder) for i in range(5)]
+        made = kind.Memory([], [], "letta_v1_agent", True)
+        made.blocks = holder
+        return made
+
+    for view in ("compile_available_skills", "render_memory_filesystem"):
+        expected = getattr(memory(ref), view)()
+        assert expected.count("s0") == 1 and "s4" not in expected
+        assert_same(lambda: getattr(memory(mp), view)(), lambda: expected)
+
+
+def test_a_list_subclass_of_blocks_is_read_in_its_own_iteration_order():
+    blocks = [mp.Block(label=f"skills/s{i}", value="v", description=f"d{i}") for i in range(3)]
+    for view in ("compile_available_skills", "render_memory_filesystem"):
+        mine, theirs = mp.Memory([], [], "letta_v1_agent", True), ref.Memory([], [], "letta_v1_agent", True)
+        mine.blocks, theirs.blocks = Backwards(blocks), Backwards(blocks)
+        assert_same(lambda: getattr(mine, view)(), lambda: getattr(theirs, view)())
+    # The skills listing keeps the first block of a name: the order decides which.
+    same_name = [mp.Block(label="skills/x", value="v", description=d) for d in ("first", "last")]
+    mine = mp.Memory([], [], "letta_v1_agent", True)
+    mine.blocks = Backwards(same_name)
+    assert "(last)" in mine.compile_available_skills()
+
+
 # Every input a compile reads, edited in place or replaced: (what, which item, new text).
 EDIT_KINDS = (
     "value", "label", "description", "limit", "read_only", "append", "drop", "set_block", "update_block_value",

@@ -4,10 +4,36 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::list::BoundListIterator;
+use pyo3::types::{PyIterator, PyList, PyString};
 
 use super::strings::{repr, type_error, Strings};
 use crate::model::{Block, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
+
+/// The items of a list of inputs, in order: an exact list read by index, as its own
+/// iterator reads it (without that iterator's calls), anything else iterated.
+pub enum Items<'py> {
+    List(BoundListIterator<'py>),
+    Other(Bound<'py, PyIterator>),
+}
+
+pub fn items<'py>(list: &Bound<'py, PyAny>) -> PyResult<Items<'py>> {
+    match list.cast_exact::<PyList>() {
+        Ok(list) => Ok(Items::List(list.clone().into_iter())),
+        Err(_) => list.try_iter().map(Items::Other),
+    }
+}
+
+impl<'py> Iterator for Items<'py> {
+    type Item = PyResult<Bound<'py, PyAny>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Items::List(items) => items.next().map(Ok),
+            Items::Other(items) => items.next(),
+        }
+    }
+}
 
 /// Names a block in an error message: `block 3 ('human')`.
 fn block_name(kind: &str, index: usize, obj: &Bound<'_, PyAny>) -> String {
@@ -55,7 +81,7 @@ pub const SOURCE_READS: usize = 4;
 
 pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
-    for (i, obj) in list.try_iter()?.enumerate() {
+    for (i, obj) in items(list)?.enumerate() {
         out.push(block(strings, &obj?, "block", i)?);
     }
     strings.list_end();
@@ -68,7 +94,7 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(2));
-    for (i, obj) in list.try_iter()?.enumerate() {
+    for (i, obj) in items(list)?.enumerate() {
         let obj = &obj?;
         let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
         let label = strings.utf8_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
@@ -87,7 +113,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
     let py = strings.py();
     let mut out = Vec::new();
     let mut seen = crate::skills::seen_names(0);
-    for (i, obj) in list.try_iter()?.enumerate() {
+    for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
         let label_obj = strings.attr(&obj, intern!(py, "label"))?;
         let what = || format!("block {i} (None): label");
@@ -122,7 +148,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
 pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<FileBlock<'s>>> {
     let py = strings.py();
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
-    for (i, obj) in list.try_iter()?.enumerate() {
+    for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
         let block = block(strings, &obj, "file block", i)?;
         let source_id = match strings.attr_opt(&obj, intern!(py, "source_id"))? {
@@ -152,7 +178,7 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(3));
-    for (i, obj) in list.try_iter()?.enumerate() {
+    for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
         let name_obj = strings.attr_opt(&obj, intern!(py, "name"))?;
         let name = match &name_obj {
@@ -182,7 +208,7 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(3));
-    for (i, obj) in list.try_iter()?.enumerate() {
+    for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
         let name_obj = strings.attr(&obj, intern!(py, "name"))?;
         let name = match strings.try_text(&name_obj)? {

@@ -70,10 +70,16 @@ impl<'py> Strings<'py> {
         (self.recording && self.immutable.get()).then(|| self.read.into_inner())
     }
 
+    /// Records a value read, when reads are recorded (the check inlined: most calls record nothing).
+    #[inline]
     fn note(&self, value: &Bound<'py, PyAny>) {
-        if !self.recording {
-            return;
+        if self.recording {
+            self.record(value);
         }
+    }
+
+    /// The value in the record of reads, and whether it keeps the record valid (immutable).
+    fn record(&self, value: &Bound<'py, PyAny>) {
         // SAFETY: type checks on a live object.
         let immutable = unsafe {
             let p = value.as_ptr();

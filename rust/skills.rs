@@ -15,7 +15,6 @@
 //!   a later file replaces an earlier entry of the same name, and a path that
 //!   goes through a file raises the `TypeError`/`AttributeError` Python raises.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use crate::error::{RenderError, RenderResult};
@@ -112,16 +111,36 @@ fn process_cwd() -> Result<Vec<u8>, String> {
 struct Skill<'a> {
     name: &'a [u8],
     desc: &'a [u8],
-    location: Cow<'a, [u8]>,
+    location: Location<'a>,
 }
 
-/// `${MEMORY_DIR}/skills/<name>/SKILL.md`: where a skill without a location lives.
-fn default_location(name: &[u8]) -> Cow<'static, [u8]> {
-    let mut s = Vec::with_capacity(name.len() + 32);
-    s.extend_from_slice(b"${MEMORY_DIR}/skills/");
-    s.extend_from_slice(name);
-    s.extend_from_slice(SKILL_FILE);
-    Cow::Owned(s)
+/// Where a skill lives: the location given, or its default one, written in the
+/// `DefaultLocations` of the listing (one text for them all, not one allocation each).
+enum Location<'a> {
+    Given(&'a [u8]),
+    Default(std::ops::Range<usize>),
+}
+
+/// The default locations of a listing's skills, one after the other.
+#[derive(Default)]
+struct DefaultLocations(Vec<u8>);
+
+impl DefaultLocations {
+    /// `${MEMORY_DIR}/skills/<name>/SKILL.md`: where a skill without a location lives.
+    fn add(&mut self, name: &[u8]) -> Location<'static> {
+        let start = self.0.len();
+        self.0.extend_from_slice(b"${MEMORY_DIR}/skills/");
+        self.0.extend_from_slice(name);
+        self.0.extend_from_slice(SKILL_FILE);
+        Location::Default(start..self.0.len())
+    }
+
+    fn get<'l>(&'l self, location: &Location<'l>) -> &'l [u8] {
+        match location {
+            Location::Given(given) => given,
+            Location::Default(range) => &self.0[range.clone()],
+        }
+    }
 }
 
 /// The skill name of a block label, when the label names a top-level skill.
@@ -144,14 +163,15 @@ pub(crate) fn seen_names<'a>(n: usize) -> SeenNames<'a> {
     HashSet::with_capacity_and_hasher(n, FoldState::new())
 }
 
-/// Every skill to show, in Letta's order, first of each name only.
-fn collect<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill]) -> Vec<Skill<'a>> {
+/// Every skill to show, in Letta's order, first of each name only, and the default locations they use.
+fn collect<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill]) -> (Vec<Skill<'a>>, DefaultLocations) {
     let mut seen = seen_names(blocks.len() + client_skills.len());
     let mut skills = Vec::with_capacity(blocks.len() + client_skills.len());
+    let mut defaults = DefaultLocations::default();
     for block in blocks {
         if let Some(name) = block_skill_name(block.label) {
             if seen.insert(name) {
-                skills.push(Skill { name, desc: first_line(block.description), location: default_location(name) });
+                skills.push(Skill { name, desc: first_line(block.description), location: defaults.add(name) });
             }
         }
     }
@@ -159,11 +179,11 @@ fn collect<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill]) -> Vec<Sk
         let name: &[u8] = &cs.name;
         if seen.insert(name) {
             let location = strip(&cs.location);
-            let location = if location.is_empty() { default_location(name) } else { Cow::Borrowed(location) };
+            let location = if location.is_empty() { defaults.add(name) } else { Location::Given(location) };
             skills.push(Skill { name, desc: first_line(&cs.description), location });
         }
     }
-    skills
+    (skills, defaults)
 }
 
 /// A skill's path under its root: the end of its location from `start` on, or a path of its own.
@@ -213,14 +233,14 @@ fn skill_root(name: &[u8], location: &[u8], cwd: Cwd) -> Result<(usize, Rel), Re
 }
 
 /// A skill's place: its location, how much of it is the root it is listed under, its path there.
-struct Placed<'a> {
-    location: Cow<'a, [u8]>,
+struct Placed<'l, 'a> {
+    location: &'l [u8],
     root_len: usize,
     rel: Rel,
     desc: &'a [u8],
 }
 
-impl Placed<'_> {
+impl Placed<'_, '_> {
     fn root(&self) -> &[u8] {
         &self.location[..self.root_len]
     }
@@ -253,11 +273,12 @@ impl<'a> Laid<'a> {
 
 /// The skills placed under their roots, and each root's nested dict, as Letta builds them.
 fn lay_out<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill], cwd: Cwd) -> RenderResult<Laid<'a>> {
-    let skills = collect(blocks, client_skills);
+    let (skills, defaults) = collect(blocks, client_skills);
     let mut placed: Vec<Placed> = Vec::with_capacity(skills.len());
-    for skill in skills {
-        match skill_root(skill.name, &skill.location, cwd) {
-            Ok((root_len, rel)) => placed.push(Placed { location: skill.location, root_len, rel, desc: skill.desc }),
+    for skill in &skills {
+        let location = defaults.get(&skill.location);
+        match skill_root(skill.name, location, cwd) {
+            Ok((root_len, rel)) => placed.push(Placed { location, root_len, rel, desc: skill.desc }),
             Err(RelpathError::NeedsCwd) => return Ok(Laid::NeedsCwd),
             // Unreachable: a location ending in "/SKILL.md" is never empty.
             Err(RelpathError::NoPath) => return Err(RenderError::Value(posix_path::NO_PATH_MESSAGE.to_owned())),

@@ -117,23 +117,23 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
         let obj = obj?;
         let label_obj = strings.attr(&obj, intern!(py, "label"))?;
         let what = || format!("block {i} (None): label");
-        let label = match label_obj.cast::<PyString>() {
+        let (label, name) = match label_obj.cast::<PyString>() {
             Ok(s) => {
+                use crate::skills::{block_skill_name, SKILL_LABEL_PREFIX};
                 // Most labels name no skill, which their first code points show in the str's own width.
-                if !strings.peek_native(s, |units| units.starts_with_ascii(crate::skills::SKILL_LABEL_PREFIX)) {
+                if !strings.peek_native(s, |units| units.starts_with_ascii(SKILL_LABEL_PREFIX)) {
                     continue;
                 }
-                let new_skill = |t: &[u8]| crate::skills::block_skill_name(t).is_some_and(|n| !seen.contains(n));
-                if !strings.peek_text(s, new_skill)? {
-                    continue;
-                }
-                strings.text(s)?
+                let new_name_len = |t: &[u8]| block_skill_name(t).filter(|n| !seen.contains(n)).map(<[u8]>::len);
+                let Some(name_len) = strings.peek_text(s, new_name_len)? else { continue };
+                let label = strings.text(s)?;
+                // The name is the label's part after the prefix.
+                (label, &label[SKILL_LABEL_PREFIX.len()..][..name_len])
             }
             // `None` is the label "", which names no skill.
             Err(_) if label_obj.is_none() => continue,
             Err(_) => return Err(type_error(what(), "str or None", &label_obj)),
         };
-        let Some(name) = crate::skills::block_skill_name(label) else { continue };
         seen.insert(name);
         let description = match strings.attr_opt(&obj, intern!(py, "description"))? {
             Some(d) => strings.utf8_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,

@@ -348,7 +348,7 @@ type Dir<'a> = Vec<(Span, Node<'a>)>;
 
 /// Letta's nested dict of one root, as an arena of directories (index 0 is the
 /// root), with the names it holds (the root's first) copied into one text.
-pub struct Tree<'a> {
+struct Tree<'a> {
     text: Vec<u8>,
     root: Span,
     dirs: Vec<Dir<'a>>,

@@ -290,7 +290,7 @@ fn lay_out<'a>(blocks: &'a [Listed], client_skills: &'a [ClientSkill], cwd: Cwd)
     // Every group's tree first: a path through a file fails before anything is written.
     let trees = placed
         .chunk_by(|a, b| a.root() == b.root())
-        .map(|group| Tree::build(group[0].root(), group.len(), group.iter().map(|p| (p.rel(), p.desc))));
+        .map(|group| Tree::build(group[0].root(), group.iter().map(|p| (p.rel(), p.desc))));
     trees.collect::<RenderResult<_>>().map(Laid::Trees)
 }
 
@@ -355,14 +355,11 @@ struct Tree<'a> {
 }
 
 impl<'a> Tree<'a> {
-    /// Inserts each of the `count` paths as Python's `setdefault` walk and item assignment do.
-    fn build<'p>(
-        root: &[u8],
-        count: usize,
-        paths: impl Iterator<Item = (&'p [u8], &'a [u8])> + Clone,
-    ) -> RenderResult<Self> {
+    /// Inserts each of the paths as Python's `setdefault` walk and item assignment do.
+    fn build<'p>(root: &[u8], paths: impl Iterator<Item = (&'p [u8], &'a [u8])> + Clone) -> RenderResult<Self> {
+        let (count, path_bytes) = paths.clone().fold((0, 0), |(n, bytes), (rel, _)| (n + 1, bytes + rel.len()));
         // Room for every name, so that the text never grows: no name is longer than its path.
-        let mut text = Vec::with_capacity(root.len() + paths.clone().map(|(rel, _)| rel.len()).sum::<usize>());
+        let mut text = Vec::with_capacity(root.len() + path_bytes);
         let root = name_in(&mut text, root);
         // The root has at most one entry a path: room for them all, so that it never grows.
         let mut dirs: Vec<Dir<'a>> = Vec::with_capacity(count + 1);
@@ -661,12 +658,12 @@ mod tests {
     fn deeper_paths_through_a_file_are_an_attribute_error() {
         // Not reachable from skills (paths have at most two parts), but the dict walk is kept whole.
         let paths = [(&b"a"[..], &b"d"[..]), (b"a/b/c", b"d")];
-        let err = Tree::build(b"", paths.len(), paths.into_iter()).err().unwrap();
+        let err = Tree::build(b"", paths.into_iter()).err().unwrap();
         assert_eq!(err, RenderError::Attribute("'str' object has no attribute 'setdefault'".into()));
         // A file replaces a directory of the same name.
         let paths = [(&b"a/b"[..], &b"dir"[..]), (b"a", b"file")];
         let mut out = Out::default();
-        Tree::build(b"", paths.len(), paths.into_iter()).unwrap().render(&mut out);
+        Tree::build(b"", paths.into_iter()).unwrap().render(&mut out);
         assert_eq!(out.buf, "└── a (file)\n".as_bytes());
     }
 

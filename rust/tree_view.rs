@@ -275,7 +275,8 @@ impl Render for TreeView<'_> {
 }
 
 /// What both label trees use (this one and `git_memory`'s external tree): their
-/// sort keys, a counting sort by directory, and a fast seeded hash for `(directory, name)` keys.
+/// sort keys, a counting sort by directory, and a fast seeded hash for `(directory, name)`
+/// keys, which the skills listing's sets of names use too.
 pub(crate) mod support {
     use std::cmp::Ordering;
     use std::collections::hash_map::RandomState;

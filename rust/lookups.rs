@@ -74,6 +74,32 @@ pub fn with<R>(f: impl FnOnce(&Lookups) -> R) -> R {
     THREAD.with(f)
 }
 
+/// The last key asked for and what it found, kept in front of this thread's table while
+/// one name is read from many objects: they are mostly of one class, and a match here
+/// takes neither the thread-local nor a hash.
+#[derive(Default)]
+pub struct Last(Cell<Option<(Key, Found)>>);
+
+impl Last {
+    /// What was remembered for `key`, here or in the thread's table.
+    pub fn get(&self, key: Key) -> Option<Found> {
+        match self.0.get() {
+            Some((k, found)) if k == key => Some(found),
+            _ => {
+                let found = with(|table| table.get(key))?;
+                self.0.set(Some((key, found)));
+                Some(found)
+            }
+        }
+    }
+
+    /// Remembers `found` for `key`, here and in the thread's table.
+    pub fn set(&self, key: Key, found: Found) {
+        self.0.set(Some((key, found)));
+        with(|table| table.set(key, found));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +143,22 @@ mod tests {
         for other in &sharing[1..] {
             assert_eq!(table.get(*other), None);
         }
+    }
+
+    #[test]
+    fn the_last_key_is_answered_in_front_and_any_other_from_the_table() {
+        let (a, b) = (key(0x3000, 5, 0x4000), key(0x3010, 5, 0x4000));
+        let last = Last::default();
+        assert_eq!(last.get(a), None);
+        last.set(a, Found::Dict { hint: Some(2) });
+        with(|table| table.set(b, Found::Elsewhere));
+        assert_eq!(last.get(a), Some(Found::Dict { hint: Some(2) }));
+        assert_eq!(last.get(b), Some(Found::Elsewhere));
+        // What `set` remembered is in the thread's table too, for the next list read.
+        assert_eq!(Last::default().get(a), Some(Found::Dict { hint: Some(2) }));
+        // A key at another version is neither: the front holds only what matches it whole.
+        assert_eq!(last.get(key(0x3010, 6, 0x4000)), None);
+        assert_eq!(last.get(b), Some(Found::Elsewhere));
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //! times before it reads the dict. Here what a (class, version, name) comes to is remembered
 //! across calls (`crate::lookups`), with where the name sat in a dict, and the dict read
 //! there directly when nothing on the class can take precedence; anything else takes CPython's path.
+//! A `Field` read from a list's objects keeps its last answer in front of that table.
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::lookups::{self, Found, Key};
+use crate::lookups::{Found, Key, Last};
 
 /// A class's version tag: CPython gives a class a new one (or 0) whenever it or a base class is modified.
 pub fn version_tag(class: *mut pyo3::ffi::PyTypeObject) -> u32 {
@@ -18,27 +19,42 @@ pub fn version_tag(class: *mut pyo3::ffi::PyTypeObject) -> u32 {
     unsafe { (*class).tp_version_tag }
 }
 
-/// `getattr(obj, name)`; `name` is interned (`intern!`), as every field name here is.
-pub fn get<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-    match in_dict(obj, name)? {
-        Some(value) => Ok(value),
-        None => obj.getattr(name),
+/// An attribute read from objects in turn: its name (interned, `intern!`, as every field
+/// name here is), and what looking it up came to on the last class it was read from.
+pub struct Field<'py> {
+    name: &'py Bound<'py, PyString>,
+    last: Last,
+}
+
+impl<'py> Field<'py> {
+    pub fn new(name: &'py Bound<'py, PyString>) -> Self {
+        Field { name, last: Last::default() }
     }
 }
 
-/// `getattr(obj, name, <missing>)`: `None` where `getattr` would raise `AttributeError`.
-pub fn get_opt<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    match in_dict(obj, name)? {
+/// `getattr(obj, field)`.
+#[inline]
+pub fn get<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {
+    match in_dict(obj, field)? {
+        Some(value) => Ok(value),
+        None => obj.getattr(field.name),
+    }
+}
+
+/// `getattr(obj, field, <missing>)`: `None` where `getattr` would raise `AttributeError`.
+pub fn get_opt<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match in_dict(obj, field)? {
         Some(value) => Ok(Some(value)),
-        None => obj.getattr_opt(name),
+        None => obj.getattr_opt(field.name),
     }
 }
 
 /// The value generic lookup finds in the instance `__dict__`, when nothing on the class can come first.
-fn in_dict<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+fn in_dict<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let name = field.name;
     let class = direct::type_of(obj);
     let key = Key { class: class as usize, version: version_tag(class), name: name.as_ptr() as usize };
-    let remembered = if key.version == 0 { None } else { lookups::with(|table| table.get(key)) };
+    let remembered = if key.version == 0 { None } else { field.last.get(key) };
     let hint = match remembered {
         Some(Found::Elsewhere) => return Ok(None),
         Some(Found::Dict { hint }) => hint,
@@ -51,7 +67,7 @@ fn in_dict<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResul
             // The lookups just made give the class a tag if it had none.
             let key = Key { version: version_tag(class), ..key };
             if key.version != 0 {
-                lookups::with(|table| table.set(key, found));
+                field.last.set(key, found);
             }
             let Found::Dict { hint } = found else { return Ok(None) };
             hint

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::list::BoundListIterator;
 use pyo3::types::{PyIterator, PyList, PyString};
 
+use super::attr::{self, Field};
 use super::strings::{repr, type_error, Strings};
 use crate::model::{Block, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
 
@@ -50,20 +51,40 @@ pub fn label_type_error(kind: &str, index: usize, label: &Bound<'_, PyAny>) -> P
     type_error(format!("{kind} {index} (None): label"), "str or None", label)
 }
 
-pub fn block<'s, 'py>(
+/// The fields `block` reads, made once for a list of blocks.
+struct BlockFields<'py> {
+    label: Field<'py>,
+    value: Field<'py>,
+    description: Field<'py>,
+    limit: Field<'py>,
+    read_only: Field<'py>,
+}
+
+impl<'py> BlockFields<'py> {
+    pub fn new(py: Python<'py>) -> Self {
+        BlockFields {
+            label: Field::new(intern!(py, "label")),
+            value: Field::new(intern!(py, "value")),
+            description: Field::new(intern!(py, "description")),
+            limit: Field::new(intern!(py, "limit")),
+            read_only: Field::new(intern!(py, "read_only")),
+        }
+    }
+}
+
+fn block<'s, 'py>(
     strings: &'s Strings<'py>,
+    fields: &BlockFields<'py>,
     obj: &Bound<'py, PyAny>,
     kind: &str,
     index: usize,
 ) -> PyResult<Block<'s>> {
-    let py = strings.py();
     let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
-    let label = strings.str_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
-    let value = strings.chars_or_none(&strings.attr(obj, intern!(py, "value"))?, field("value"))?;
-    let description = strings.str_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
-    let limit =
-        strings.int_or_none(&strings.attr(obj, intern!(py, "limit"))?, field("limit"))?.unwrap_or(Int::Small(0));
-    let read_only = match strings.attr_opt(obj, intern!(py, "read_only"))? {
+    let label = strings.str_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
+    let value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
+    let description = strings.str_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
+    let limit = strings.int_or_none(&strings.attr(obj, &fields.limit)?, field("limit"))?.unwrap_or(Int::Small(0));
+    let read_only = match strings.attr_opt(obj, &fields.read_only)? {
         Some(flag) => flag.is_truthy()?,
         None => false,
     };
@@ -80,9 +101,10 @@ pub const FILE_BLOCK_READS: usize = BLOCK_READS + 1;
 pub const SOURCE_READS: usize = 4;
 
 pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+    let fields = BlockFields::new(strings.py());
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
     for (i, obj) in items(list)?.enumerate() {
-        out.push(block(strings, &obj?, "block", i)?);
+        out.push(block(strings, &fields, &obj?, "block", i)?);
     }
     strings.list_end();
     Ok(out)
@@ -94,12 +116,12 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(2));
+    let [label_field, description_field] = [intern!(py, "label"), intern!(py, "description")].map(Field::new);
     for (i, obj) in items(list)?.enumerate() {
         let obj = &obj?;
         let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
-        let label = strings.utf8_or_none(&strings.attr(obj, intern!(py, "label"))?, field("label"))?;
-        let description =
-            strings.utf8_or_none(&strings.attr(obj, intern!(py, "description"))?, field("description"))?;
+        let label = strings.utf8_or_none(&strings.attr(obj, &label_field)?, field("label"))?;
+        let description = strings.utf8_or_none(&strings.attr(obj, &description_field)?, field("description"))?;
         out.push(Listed { label, description });
     }
     strings.list_end();
@@ -113,9 +135,10 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
     let py = strings.py();
     let mut out = Vec::new();
     let mut seen = crate::skills::seen_names(0);
+    let [label_field, description_field] = [intern!(py, "label"), intern!(py, "description")].map(Field::new);
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let label_obj = strings.attr(&obj, intern!(py, "label"))?;
+        let label_obj = strings.attr(&obj, &label_field)?;
         let what = || format!("block {i} (None): label");
         let (label, name) = match label_obj.cast::<PyString>() {
             Ok(s) => {
@@ -135,7 +158,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
             Err(_) => return Err(type_error(what(), "str or None", &label_obj)),
         };
         seen.insert(name);
-        let description = match strings.attr_opt(&obj, intern!(py, "description"))? {
+        let description = match strings.attr_opt(&obj, &description_field)? {
             Some(d) => strings.utf8_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,
             None => b"",
         };
@@ -146,12 +169,12 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
 }
 
 pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<FileBlock<'s>>> {
-    let py = strings.py();
+    let (fields, source_id_field) = (BlockFields::new(strings.py()), Field::new(intern!(strings.py(), "source_id")));
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let block = block(strings, &obj, "file block", i)?;
-        let source_id = match strings.attr_opt(&obj, intern!(py, "source_id"))? {
+        let block = block(strings, &fields, &obj, "file block", i)?;
+        let source_id = match strings.attr_opt(&obj, &source_id_field)? {
             Some(id) => strings.optional_str(&id, || format!("{}: source_id", block_name("file block", i, &obj)))?,
             None => None,
         };
@@ -165,9 +188,9 @@ pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
 fn truthy_format<'s, 'py>(
     strings: &'s Strings<'py>,
     obj: &Bound<'py, PyAny>,
-    name: &Bound<'py, PyString>,
+    field: &Field<'py>,
 ) -> PyResult<Text<'s>> {
-    match strings.attr_opt(obj, name)? {
+    match strings.attr_opt(obj, field)? {
         Some(v) if v.is_truthy()? => strings.format(&v),
         _ => Ok(Text::from(b"")),
     }
@@ -178,14 +201,17 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(3));
+    let [name_field, id_field, description_field, instructions_field] =
+        [intern!(py, "name"), intern!(py, "id"), intern!(py, "description"), intern!(py, "instructions")]
+            .map(Field::new);
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let name_obj = strings.attr_opt(&obj, intern!(py, "name"))?;
+        let name_obj = strings.attr_opt(&obj, &name_field)?;
         let name = match &name_obj {
             Some(n) => strings.format(n)?,
             None => Text::from(&b""[..]),
         };
-        let id = match strings.attr_opt(&obj, intern!(py, "id"))? {
+        let id = match strings.attr_opt(&obj, &id_field)? {
             Some(id) => strings.optional_str(&id, || {
                 let name = name_obj.as_ref().map_or_else(|| "''".into(), repr);
                 format!("source {i} ({name}): id")
@@ -195,8 +221,8 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
         out.push(Source {
             id,
             name,
-            description: truthy_format(strings, &obj, intern!(py, "description"))?,
-            instructions: truthy_format(strings, &obj, intern!(py, "instructions"))?,
+            description: truthy_format(strings, &obj, &description_field)?,
+            instructions: truthy_format(strings, &obj, &instructions_field)?,
         });
     }
     strings.list_end();
@@ -208,9 +234,11 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(3));
+    let [name_field, description_field, location_field] =
+        [intern!(py, "name"), intern!(py, "description"), intern!(py, "location")].map(Field::new);
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let name_obj = strings.attr(&obj, intern!(py, "name"))?;
+        let name_obj = strings.attr(&obj, &name_field)?;
         let name = match strings.try_text(&name_obj)? {
             Some(t) => Text::from(t),
             None => return Err(type_error(format!("client skill {i}: name"), "str", &name_obj)),
@@ -218,8 +246,8 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
         let field = |f: &'static str| move || format!("client skill {i}: {f}");
         out.push(ClientSkill {
             name,
-            description: strings.str_or_none(&strings.attr(&obj, intern!(py, "description"))?, field("description"))?,
-            location: strings.str_or_none(&strings.attr(&obj, intern!(py, "location"))?, field("location"))?,
+            description: strings.str_or_none(&strings.attr(&obj, &description_field)?, field("description"))?,
+            location: strings.str_or_none(&strings.attr(&obj, &location_field)?, field("location"))?,
         });
     }
     strings.list_end();
@@ -228,8 +256,8 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
 
 pub fn tool_usage_rules<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -> PyResult<ToolUsageRules<'s>> {
     let py = strings.py();
-    let field = |name: &Bound<'py, PyString>| -> PyResult<Text<'s>> {
-        match strings.attr_opt(obj, name)? {
+    let field = |name: &'py Bound<'py, PyString>| -> PyResult<Text<'s>> {
+        match strings.attr_opt(obj, &Field::new(name))? {
             Some(v) => strings.str_or_none(&v, || format!("tool_usage_rules: {name}")),
             None => Ok(Text::from(b"")),
         }
@@ -247,7 +275,7 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     } else if obj.is_none() {
         return Ok(Text::from(b""));
     } else {
-        match strings.attr_opt(obj, intern!(py, "value"))? {
+        match strings.attr_opt(obj, &Field::new(intern!(py, "value")))? {
             Some(value) => value,
             None if !obj.is_truthy()? => return Ok(Text::from(b"")),
             None => {
@@ -276,7 +304,7 @@ pub fn is_anthropic<'py>(strings: &Strings<'py>, llm_config: &Bound<'py, PyAny>)
     if llm_config.is_none() || !llm_config.is_truthy()? {
         return Ok(false);
     }
-    match super::attr::get_opt(llm_config, intern!(py, "model_endpoint_type"))? {
+    match attr::get_opt(llm_config, &Field::new(intern!(py, "model_endpoint_type")))? {
         Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
         None => Ok(false),
     }

@@ -13,6 +13,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use super::attr::Field;
 use crate::model::{Chars, Int, Text};
 use crate::out::{Count, Render, Section, UnitsMut, Wide};
 use crate::text::{Class, Native, Units};
@@ -113,20 +114,17 @@ impl<'py> Strings<'py> {
         }
     }
 
-    /// `obj.name`, recorded.
-    pub fn attr(&self, obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-        let value = super::attr::get(obj, name)?;
+    /// `getattr(obj, field)`, recorded.
+    #[inline]
+    pub fn attr(&self, obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let value = super::attr::get(obj, field)?;
         self.note(&value);
         Ok(value)
     }
 
-    /// `getattr(obj, name, <missing>)`, recorded.
-    pub fn attr_opt(
-        &self,
-        obj: &Bound<'py, PyAny>,
-        name: &Bound<'py, PyString>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let value = super::attr::get_opt(obj, name)?;
+    /// `getattr(obj, field, <missing>)`, recorded.
+    pub fn attr_opt(&self, obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let value = super::attr::get_opt(obj, field)?;
         match &value {
             Some(v) => self.note(v),
             None if self.recording => self.read.borrow_mut().missing(),

@@ -16,7 +16,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
-use super::attr::version_tag;
+use super::attr::{version_tag, Field};
 use super::strings::{to_py_str, Strings};
 use super::to_py_err;
 use crate::model::Text;
@@ -167,7 +167,7 @@ fn fast_rule<'s, 'py>(
     };
     let py = strings.py();
     let attribute = |name| -> PyResult<Option<FieldValue<'s>>> {
-        super::attr::get_opt(item, name)?.map(|value| field_value(strings, &value)).transpose()
+        super::attr::get_opt(item, &Field::new(name))?.map(|value| field_value(strings, &value)).transpose()
     };
     let mut fields = RuleFields { tag: attribute(intern!(py, "type"))?, ..RuleFields::default() };
     fields.tool_name = attribute(intern!(py, "tool_name"))?;

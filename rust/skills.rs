@@ -146,12 +146,10 @@ impl DefaultLocations {
 /// The skill name of a block label, when the label names a top-level skill.
 pub fn block_skill_name(label: &[u8]) -> Option<&[u8]> {
     let rest = label.strip_prefix(SKILL_LABEL_PREFIX)?;
-    let mut parts = rest.split(|&b| b == b'/');
-    let name = parts.next()?;
-    match (parts.next(), parts.next()) {
-        (None, _) => Some(name),
-        (Some(b"SKILL"), None) => Some(name),
-        _ => None,
+    // Split on `/`, the parts are the name alone, or the name and `SKILL`.
+    match rest.iter().position(|&b| b == b'/') {
+        None => Some(rest),
+        Some(end) => (&rest[end + 1..] == b"SKILL").then_some(&rest[..end]),
     }
 }
 
@@ -373,7 +371,7 @@ impl<'a> Tree<'a> {
             for (i, &part) in through.iter().enumerate() {
                 let fresh = dirs.len();
                 let entries = &mut dirs[dir];
-                dir = match entries.binary_search_by(|(name, _)| text[name.start..name.end].cmp(part)) {
+                dir = match search(entries, &text, part) {
                     Err(at) => {
                         entries.insert(at, (name_in(&mut text, part), Node::Dir(fresh)));
                         dirs.push(Vec::with_capacity(1));
@@ -393,7 +391,7 @@ impl<'a> Tree<'a> {
             // A file replaces whatever had its name, a directory included.
             let entries = &mut dirs[dir];
             let file = Node::File(strip(desc));
-            match entries.binary_search_by(|(name, _)| text[name.start..name.end].cmp(leaf)) {
+            match search(entries, &text, leaf) {
                 Ok(at) => entries[at].1 = file,
                 Err(at) => entries.insert(at, (name_in(&mut text, leaf), file)),
             }
@@ -433,6 +431,17 @@ impl<'a> Tree<'a> {
                 stack.push((d, 0, prefix.mark()));
             }
         }
+    }
+}
+
+/// Where `name` is among a directory's sorted entries, or where it would go. Paths come
+/// sorted, so a name most often goes last: that is tried before a binary search.
+fn search(entries: &Dir, text: &[u8], name: &[u8]) -> Result<usize, usize> {
+    let name_of = |span: &Span| &text[span.start..span.end];
+    match entries.last().map(|(last, _)| name_of(last).cmp(name)) {
+        None | Some(std::cmp::Ordering::Less) => Err(entries.len()),
+        Some(std::cmp::Ordering::Equal) => Ok(entries.len() - 1),
+        Some(std::cmp::Ordering::Greater) => entries.binary_search_by(|(span, _)| name_of(span).cmp(name)),
     }
 }
 
@@ -505,6 +514,26 @@ mod tests {
     fn no_skill_writes_nothing() {
         assert_eq!(ok(&[block("human", "h"), block("skills/a/b/SKILL", "too deep")], &[]), "");
         assert_eq!(ok(&[], &[]), "");
+    }
+
+    #[test]
+    fn skill_names_of_labels() {
+        let cases: [(&str, Option<&str>); 11] = [
+            ("skills/a", Some("a")),
+            ("skills/a/SKILL", Some("a")),
+            ("skills/", Some("")),
+            ("skills//SKILL", Some("")),
+            ("skills/a/SKILL/x", None),
+            ("skills/a/b", None),
+            ("skills/a/", None),
+            ("skills/a/SKILLS", None),
+            ("skills//x", None),
+            ("skills", None),
+            ("notes/skills/a", None),
+        ];
+        for (label, name) in cases {
+            assert_eq!(block_skill_name(label.as_bytes()), name.map(str::as_bytes), "{label}");
+        }
     }
 
     #[test]

@@ -517,6 +517,17 @@ mod tests {
     }
 
     #[test]
+    fn names_out_of_order_at_a_level_are_placed_by_name() {
+        // Whole paths sort '-' before '/', so "a" can follow "a-c" at one level; and a
+        // directory met again when it is no longer the last entry is found, not added.
+        let paths = [(&b"a-c/x"[..], &b"X"[..]), (b"a/b", b"B"), (b"a-c/y", b"Y")];
+        let mut out = Out::default();
+        Tree::build(b"", paths.into_iter()).unwrap().render(&mut out);
+        let expected = concat!("├── a/\n", "│   └── b (B)\n", "└── a-c/\n", "    ├── x (X)\n", "    └── y (Y)\n");
+        assert_eq!(String::from_utf8(out.buf).unwrap(), expected);
+    }
+
+    #[test]
     fn skill_names_of_labels() {
         let cases: [(&str, Option<&str>); 11] = [
             ("skills/a", Some("a")),

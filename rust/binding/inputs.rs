@@ -61,7 +61,7 @@ struct BlockFields<'py> {
 }
 
 impl<'py> BlockFields<'py> {
-    pub fn new(py: Python<'py>) -> Self {
+    fn new(py: Python<'py>) -> Self {
         BlockFields {
             label: Field::new(intern!(py, "label")),
             value: Field::new(intern!(py, "value")),

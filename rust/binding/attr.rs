@@ -10,6 +10,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
+use pyo3::Borrowed;
 
 use crate::lookups::{Found, Key, Last};
 
@@ -36,7 +37,7 @@ impl<'py> Field<'py> {
 #[inline]
 pub fn get<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {
     match in_dict(obj, field)? {
-        Some(value) => Ok(value),
+        Some(value) => Ok(value.to_owned()),
         None => obj.getattr(field.name),
     }
 }
@@ -44,13 +45,29 @@ pub fn get<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'
 /// `getattr(obj, field, <missing>)`: `None` where `getattr` would raise `AttributeError`.
 pub fn get_opt<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
     match in_dict(obj, field)? {
-        Some(value) => Ok(Some(value)),
+        Some(value) => Ok(Some(value.to_owned())),
         None => obj.getattr_opt(field.name),
     }
 }
 
-/// The value generic lookup finds in the instance `__dict__`, when nothing on the class can come first.
-fn in_dict<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+/// `getattr(obj, field)`, or `None` when `skip` turns it down; a value skipped in the
+/// instance dict is never referenced, so `skip` must be a test that runs no Python code.
+pub fn get_unless<'py>(
+    obj: &Bound<'py, PyAny>,
+    field: &Field<'py>,
+    skip: impl Fn(&Bound<'py, PyAny>) -> bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let value = match in_dict(obj, field)? {
+        Some(value) if skip(&value) => return Ok(None),
+        Some(value) => value.to_owned(),
+        None => obj.getattr(field.name)?,
+    };
+    Ok((!skip(&value)).then_some(value))
+}
+
+/// The value generic lookup finds in the instance `__dict__`, when nothing on the class can come
+/// first, borrowed from that dict (valid until Python code runs).
+fn in_dict<'a, 'py>(obj: &'a Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
     let name = field.name;
     let class = direct::type_of(obj);
     let key = Key { class: class as usize, version: version_tag(class), name: name.as_ptr() as usize };
@@ -82,6 +99,7 @@ mod direct {
     use pyo3::prelude::*;
     use pyo3::sync::PyOnceLock;
     use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+    use pyo3::Borrowed;
 
     extern "C" {
         // Both in cpython/object.h; neither runs Python code.
@@ -175,22 +193,26 @@ mod direct {
         }
     }
 
-    /// `obj.__dict__[name]`, `None` when the object has no dict or the dict no such key. At
-    /// `hint`, if the key there is `name` itself, that is its value: a dict's keys are unique.
-    pub fn dict_item<'py>(
-        obj: &Bound<'py, PyAny>,
+    /// `obj.__dict__[name]`, borrowed from the dict; `None` when the object has no dict or the dict
+    /// no such key. At `hint`, if the key there is `name` itself, that is its value: a dict's keys are unique.
+    pub fn dict_item<'a, 'py>(
+        obj: &'a Bound<'py, PyAny>,
         name: &Bound<'py, PyString>,
         hint: Option<isize>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+    ) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
         let Some(dict) = dict_of(obj) else { return Ok(None) };
         if let Some((key, value)) = hint.and_then(|mut pos| entry_after(dict, &mut pos)) {
             if key == name.as_ptr() {
-                // SAFETY: borrowed from the live dict, taken as a new reference before anything else runs.
-                return Ok(Some(unsafe { Bound::from_borrowed_ptr(obj.py(), value) }));
+                // SAFETY: a value of the live dict of `obj`, which holds it until Python code runs.
+                return Ok(Some(unsafe { Borrowed::from_ptr(obj.py(), value) }));
             }
         }
-        // SAFETY: a live dict, borrowed while `obj` holds it.
-        let dict = unsafe { Bound::from_borrowed_ptr(obj.py(), dict).cast_into_unchecked::<PyDict>() };
-        dict.get_item(name)
+        // SAFETY: a lookup in a live dict with the GIL held; the value is borrowed as above.
+        let value = unsafe { ffi::PyDict_GetItemWithError(dict, name.as_ptr()) };
+        if value.is_null() {
+            return PyErr::take(obj.py()).map_or(Ok(None), Err);
+        }
+        // SAFETY: as above.
+        Ok(Some(unsafe { Borrowed::from_ptr(obj.py(), value) }))
     }
 }

@@ -8,7 +8,7 @@ use pyo3::types::list::BoundListIterator;
 use pyo3::types::{PyIterator, PyList, PyString};
 
 use super::attr::{self, Field};
-use super::strings::{repr, type_error, Strings};
+use super::strings::{native_of, repr, type_error, Strings};
 use crate::model::{Block, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
 
 /// The items of a list of inputs, in order: an exact list read by index, as its own
@@ -138,24 +138,17 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
     let [label_field, description_field] = [intern!(py, "label"), intern!(py, "description")].map(Field::new);
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let label_obj = strings.attr(&obj, &label_field)?;
-        let what = || format!("block {i} (None): label");
+        let Some(label_obj) = strings.attr_unless(&obj, &label_field, names_no_skill)? else { continue };
         let (label, name) = match label_obj.cast::<PyString>() {
             Ok(s) => {
                 use crate::skills::{block_skill_name, SKILL_LABEL_PREFIX};
-                // Most labels name no skill, which their first code points show in the str's own width.
-                if !strings.peek_native(s, |units| units.starts_with_ascii(SKILL_LABEL_PREFIX)) {
-                    continue;
-                }
                 let new_name_len = |t: &[u8]| block_skill_name(t).filter(|n| !seen.contains(n)).map(<[u8]>::len);
                 let Some(name_len) = strings.peek_text(s, new_name_len)? else { continue };
                 let label = strings.text(s)?;
                 // The name is the label's part after the prefix.
                 (label, &label[SKILL_LABEL_PREFIX.len()..][..name_len])
             }
-            // `None` is the label "", which names no skill.
-            Err(_) if label_obj.is_none() => continue,
-            Err(_) => return Err(type_error(what(), "str or None", &label_obj)),
+            Err(_) => return Err(type_error(format!("block {i} (None): label"), "str or None", &label_obj)),
         };
         seen.insert(name);
         let description = match strings.attr_opt(&obj, &description_field)? {
@@ -166,6 +159,17 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
     }
     strings.list_end();
     Ok(out)
+}
+
+/// Whether a label names no skill without a look at its UTF-8: `None` (the label ""), or a
+/// str whose first code points, in its own width, are not the skills prefix (most labels).
+fn names_no_skill(label: &Bound<'_, PyAny>) -> bool {
+    use crate::skills::SKILL_LABEL_PREFIX;
+    // SAFETY: the code units of a live str, read before anything else runs.
+    label.is_none()
+        || label
+            .cast::<PyString>()
+            .is_ok_and(|s| !unsafe { native_of(s.as_ptr()) }.starts_with_ascii(SKILL_LABEL_PREFIX))
 }
 
 pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<FileBlock<'s>>> {

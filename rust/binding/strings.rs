@@ -133,6 +133,21 @@ impl<'py> Strings<'py> {
         Ok(value)
     }
 
+    /// `getattr(obj, field)` recorded, or `None` when `skip` (which runs no Python code) turns it
+    /// down; unrecorded, a value skipped is never referenced (`attr::get_unless`).
+    pub fn attr_unless(
+        &self,
+        obj: &Bound<'py, PyAny>,
+        field: &Field<'py>,
+        skip: impl Fn(&Bound<'py, PyAny>) -> bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.recording {
+            let value = self.attr(obj, field)?;
+            return Ok((!skip(&value)).then_some(value));
+        }
+        super::attr::get_unless(obj, field, skip)
+    }
+
     /// Records a value that was not read as an attribute (an argument).
     pub fn arg(&self, value: &Bound<'py, PyAny>) {
         self.note(value);
@@ -181,12 +196,6 @@ impl<'py> Strings<'py> {
         let (ptr, len, _bytes) = self.utf8(s)?;
         // SAFETY: `s`, and the bytes made from it, live until `f` returns.
         Ok(f(unsafe { std::slice::from_raw_parts(ptr, len) }))
-    }
-
-    /// `f` of the code units of `s` in its own width, which are not held after.
-    pub fn peek_native<R>(&self, s: &Bound<'py, PyString>, f: impl FnOnce(Native<'_>) -> R) -> R {
-        // SAFETY: `s` is live until `f` returns, and a str's code units never change.
-        f(unsafe { native_of(s.as_ptr()) })
     }
 
     /// The code units of `s` in its own width, borrowed for as long as `self` lives.

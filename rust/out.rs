@@ -8,7 +8,7 @@ use crate::error::{RenderError, RenderResult};
 use crate::model::{Chars, Int};
 use xxhash_rust::xxh3::Xxh3Default;
 
-use crate::text::{self, widen, Class, CodeUnit, Native, Unit, Units};
+use crate::text::{self, widen, Class, CodeUnit, Native, Unit, Units, CHUNK};
 
 /// A named part of the output, in the sink's own unit (bytes for `Out`, code points
 /// for `Count` and `Wide`): `<tool_usage_rules>` to `</tool_usage_rules>`.
@@ -133,91 +133,221 @@ fn digits_up_to(n: usize) -> usize {
     total
 }
 
-/// A line number in decimal, counted up in place (no formatting per line).
-struct LineNumber {
+/// Units of a line number's fixed-size store: `n→ ` for numbers of up to 6 digits.
+const PREFIX: usize = 8;
+
+/// A line number in decimal, counted up in place (no formatting per line), and kept in the
+/// output's own units as `n→ ` so that most lines write it with one fixed-size store.
+struct LineNumber<D> {
     digits: [u8; 20],
     start: usize,
+    arrow: D,
+    /// `n→ ` as it was at the last carry (its last digit stale), then slack that the line
+    /// written after the number overwrites.
+    prefix: [D; PREFIX],
 }
 
-impl LineNumber {
-    fn one() -> Self {
-        let mut digits = [b'0'; 20];
-        digits[19] = b'1';
-        LineNumber { digits, start: 19 }
+impl<D: Unit + From<u8>> LineNumber<D> {
+    /// Line `n`, or `None` in an output too narrow for `→`.
+    fn at(mut n: usize) -> Option<Self> {
+        let (mut digits, mut start) = ([b'0'; 20], 20);
+        while n > 0 || start == 20 {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        let mut number = LineNumber { digits, start, arrow: D::from_cp(0x2192)?, prefix: [D::default(); PREFIX] };
+        number.fill_prefix();
+        Some(number)
     }
 
     fn as_bytes(&self) -> &[u8] {
         &self.digits[self.start..]
     }
 
+    /// `n→ ` in the prefix, when it fits there.
+    fn fill_prefix(&mut self) {
+        let digits = 20 - self.start;
+        if digits + 2 <= PREFIX {
+            D::copy_ascii(&mut self.prefix[..digits], &self.digits[self.start..]);
+            (self.prefix[digits], self.prefix[digits + 1]) = (self.arrow, D::from(b' '));
+        }
+    }
+
+    #[inline]
     fn increment(&mut self) {
+        // Nine times in ten only the last digit changes, and the prefix is left as it is.
+        if self.digits[19] != b'9' {
+            self.digits[19] += 1;
+        } else {
+            self.carry();
+        }
+    }
+
+    fn carry(&mut self) {
         for i in (0..20).rev() {
             if self.digits[i] != b'9' {
                 self.digits[i] += 1;
                 self.start = self.start.min(i);
-                return;
+                break;
             }
             self.digits[i] = b'0';
         }
+        self.fill_prefix();
+    }
+
+    /// `n→ ` as one fixed-size store at the start of `slot`; its length, or `None` for a
+    /// number too long for the prefix.
+    #[inline]
+    fn write_prefix(&self, slot: &mut [D; PREFIX]) -> Option<usize> {
+        let last = 19 - self.start;
+        if last >= PREFIX - 2 {
+            return None;
+        }
+        // The prefix as a whole, then its last digit as it is now: a store after a store
+        // (updating the prefix in place would make the next line's copy of it wait).
+        *slot = self.prefix;
+        slot[last] = D::from(self.digits[19]);
+        Some(last + 3)
+    }
+
+    /// `n→ ` written at `at`, exactly; where it ends, or `None` when it does not fit.
+    fn write(&self, dst: &mut [D], at: usize) -> Option<usize> {
+        let digits = self.as_bytes();
+        let end = at.checked_add(digits.len() + 2)?;
+        let slot = dst.get_mut(at..end)?;
+        D::copy_ascii(&mut slot[..digits.len()], digits);
+        (slot[digits.len()], slot[digits.len() + 1]) = (self.arrow, D::from(b' '));
+        Some(end)
     }
 }
 
-/// `n→ ` written at `at`; where it ends, or `None` when it does not fit.
-fn write_line_number<D: Unit>(dst: &mut [D], at: usize, number: &LineNumber) -> Option<usize> {
-    let digits = number.as_bytes();
-    let end = at.checked_add(digits.len() + 2)?;
-    let slot = dst.get_mut(at..end)?;
-    D::copy_ascii(&mut slot[..digits.len()], digits);
-    slot[digits.len()] = D::from_cp(0x2192)?;
-    slot[digits.len() + 1] = D::from_cp(0x20)?;
-    Some(end)
-}
+/// Values at least this long are numbered as two runs at once.
+const TWO_RUNS: usize = 2048;
+
+/// Once a line has run this many chunks, the rest of it is searched for and copied at once.
+const LONG: usize = 4;
 
 /// Numbered lines of `src` written from the start of `dst`; the units written, or `None`
-/// when they do not fit. Lines are mostly short: a word of units is copied at a time, and
-/// where it holds a newline the copy goes on just after it, behind the next line's number.
-/// Once a line has run `LONG` words, the rest of it is searched for and copied at once.
-fn write_numbered<S: CodeUnit, D: Unit + From<S>>(dst: &mut [D], src: &[S]) -> Option<usize> {
-    const WORD: usize = 8;
-    const LONG: usize = 4;
-    let mut number = LineNumber::one();
-    let mut at = write_line_number(dst, 0, &number)?;
-    let (mut i, mut words) = (0, 0);
-    while let (Some(word), Some(out)) = (
-        src.get(i..).and_then(|s| s.first_chunk::<WORD>()),
-        dst.get_mut(at..).and_then(|d| d.first_chunk_mut::<WORD>()),
-    ) {
-        out.iter_mut().zip(word).for_each(|(o, &u)| *o = D::from(u));
-        let line_end = if let Some(newline) = S::newline_in_word(word) {
-            // What the word held after its first newline is written again, after the number.
-            newline + 1
-        } else if words + 1 < LONG {
-            (at, i, words) = (at + WORD, i + WORD, words + 1);
-            continue;
-        } else {
-            let rest = &src[i + WORD..];
-            let Some(newline) = S::find_newline(rest) else {
-                at += WORD + widen(dst.get_mut(at + WORD..)?, rest)?;
-                i = src.len();
-                break;
+/// when they do not fit. Where a line starts waits on finding where the one before ends, so
+/// a long value is split at a newline near its middle and its halves written as two runs,
+/// a line of each in turn: neither run waits on the other.
+fn write_numbered<S: CodeUnit, D: Unit + From<S> + From<u8>>(dst: &mut [D], src: &[S]) -> Option<usize> {
+    let half = src.len() / 2;
+    let split = (src.len() >= TWO_RUNS).then(|| S::find_newline(&src[half..])).flatten();
+    let Some(newline) = split.map(|n| half + n) else {
+        let mut run = Run::new(dst, 1)?;
+        while run.line(src, dst) {}
+        return run.finish(src, dst);
+    };
+    // The first run's lines end at that newline: their numbers, `→ `, units and newlines.
+    let lines = S::count_newlines(&src[..newline]) + 1;
+    let first_len = digits_up_to(lines) + 2 * lines + newline + 1;
+    let (first_dst, second_dst) = dst.split_at_mut_checked(first_len)?;
+    let (first_src, second_src) = (&src[..newline], &src[newline + 1..]);
+    let mut first = Run::new(first_dst, 1)?;
+    let mut second = Run::new(second_dst, lines + 1)?;
+    let (mut more_first, mut more_second) = (true, true);
+    while more_first && more_second {
+        (more_first, more_second) = (first.line(first_src, first_dst), second.line(second_src, second_dst));
+    }
+    while more_first {
+        more_first = first.line(first_src, first_dst);
+    }
+    while more_second {
+        more_second = second.line(second_src, second_dst);
+    }
+    let written = first.finish(first_src, first_dst).filter(|&n| n == first_len)?;
+    Some(written + second.finish(second_src, second_dst)?)
+}
+
+/// Where a run of numbered lines is: its source read from `i`, its output written from
+/// `at`, where the number of the line at `i` is already written unless `numbered` says
+/// that the last fixed-size store of one did not fit. The source and the output are
+/// arguments of each step, so that the compiler knows they do not overlap.
+struct Run<D> {
+    i: usize,
+    at: usize,
+    number: LineNumber<D>,
+    numbered: bool,
+}
+
+impl<D: Unit + From<u8>> Run<D> {
+    /// A run whose first line is numbered `first`, its number written.
+    fn new(dst: &mut [D], first: usize) -> Option<Self> {
+        let number = LineNumber::at(first)?;
+        let at = number.write(dst, 0)?;
+        Some(Run { i: 0, at, number, numbered: true })
+    }
+
+    /// Writes the line at `i` a chunk of units at a time (where a chunk holds a newline, the
+    /// copy goes on just after it) and the next line's number by a fixed-size store; false,
+    /// with the line unfinished, where a chunk or the store would not fit.
+    #[inline(always)]
+    fn line<S: CodeUnit>(&mut self, src: &[S], dst: &mut [D]) -> bool
+    where
+        D: From<S>,
+    {
+        let (mut i, mut at) = (self.i, self.at);
+        let mut chunks = 0;
+        let ended = loop {
+            let (Some(chunk), Some(out)) = (
+                src.get(i..).and_then(|s| s.first_chunk::<CHUNK>()),
+                dst.get_mut(at..).and_then(|d| d.first_chunk_mut::<CHUNK>()),
+            ) else {
+                break false;
             };
-            WORD + widen(dst.get_mut(at + WORD..)?, &rest[..=newline])?
+            out.iter_mut().zip(chunk).for_each(|(o, &u)| *o = D::from(u));
+            if let Some(newline) = S::newline_in_chunk(chunk) {
+                // What the chunk held after its newline is written again, after the number.
+                (at, i) = (at + newline + 1, i + newline + 1);
+                break true;
+            }
+            (at, i, chunks) = (at + CHUNK, i + CHUNK, chunks + 1);
+            if chunks == LONG {
+                let rest = &src[i..];
+                let newline = S::find_newline(rest);
+                // The line, or the last line (no newline ends it) with `finish` left to end it.
+                let line = &rest[..newline.map_or(rest.len(), |n| n + 1)];
+                if let Some(n) = dst.get_mut(at..).and_then(|out| widen(out, line)) {
+                    (at, i) = (at + n, i + n);
+                    break newline.is_some();
+                }
+                break false;
+            }
         };
-        (at, i, words) = (at + line_end, i + line_end, 0);
-        number.increment();
-        at = write_line_number(dst, at, &number)?;
-    }
-    // Too near the end of either for a whole word: a unit at a time.
-    for &u in src.get(i..)? {
-        *dst.get_mut(at)? = D::from(u);
-        at += 1;
-        if u.into() == 0x0A {
-            number.increment();
-            at = write_line_number(dst, at, &number)?;
+        if ended {
+            self.number.increment();
+            let prefix =
+                dst.get_mut(at..).and_then(|d| d.first_chunk_mut()).and_then(|slot| self.number.write_prefix(slot));
+            self.numbered = prefix.is_some();
+            at += prefix.unwrap_or(0);
         }
+        (self.i, self.at) = (i, at);
+        ended && self.numbered
     }
-    *dst.get_mut(at)? = D::from_cp(0x0A)?;
-    Some(at + 1)
+
+    /// The rest a unit at a time, then the last line's newline: the units written, or `None`
+    /// when they do not fit.
+    fn finish<S: CodeUnit>(self, src: &[S], dst: &mut [D]) -> Option<usize>
+    where
+        D: From<S>,
+    {
+        let Run { i, mut at, mut number, numbered } = self;
+        if !numbered {
+            at = number.write(dst, at)?;
+        }
+        for &u in src.get(i..)? {
+            *dst.get_mut(at)? = D::from(u);
+            at += 1;
+            if u.into() == 0x0A {
+                number.increment();
+                at = number.write(dst, at)?;
+            }
+        }
+        *dst.get_mut(at)? = D::from(b'\n');
+        Some(at + 1)
+    }
 }
 
 /// Something rendered: a section, a whole prompt. Rendering is deterministic, so the
@@ -743,6 +873,11 @@ mod tests {
         }
     }
 
+    /// `value`'s lines as Letta numbers them: `N→ line\n` for each of `value.split("\n")`.
+    fn numbered(value: &str) -> String {
+        value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect()
+    }
+
     /// A value's numbered lines, as the line-numbered renderer writes them.
     struct Numbered<'a>(Chars<'a>);
 
@@ -768,8 +903,7 @@ mod tests {
                 0x100..=0xFFFF => Native { units: Units::Two(&twos), class: Class::Ucs2 },
                 _ => Native { units: Units::Four(&cps), class: Class::Ucs4 },
             };
-            let expected: String =
-                value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect();
+            let expected = numbered(value);
             for text in [Chars::Utf8(utf8), Chars::Native(native)] {
                 let r = Numbered(text);
                 assert_eq!(Out::of(&r).unwrap().buf, expected.as_bytes(), "{value:?}");
@@ -793,26 +927,33 @@ mod tests {
         }
     }
 
+    /// Code points of every width, and units beside `\n` that trip a search for it.
+    const POOL: [char; 6] = ['a', '\r', '\0', '\u{e9}', '\u{2192}', '\u{1F600}'];
+
+    /// A small deterministic generator of the tests' values.
+    struct Lcg(u32);
+
+    impl Lcg {
+        fn next(&mut self, n: u32) -> u32 {
+            self.0 = self.0.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (self.0 >> 16) % n
+        }
+    }
+
     #[test]
     fn numbered_lines_of_every_length_and_width_agree() {
         // Lines of 0 to 60 code points in every width, values ending with and without a newline,
         // so that lines start and end at every place in a word and near the output's end.
-        let pool = ['a', '\r', '\0', '\u{e9}', '\u{2192}', '\u{1F600}'];
-        let mut seed = 7u32;
-        let mut next = |n: u32| {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            (seed >> 16) % n
-        };
+        let mut rng = Lcg(7);
         for _ in 0..400 {
-            let widest = 1 + next(pool.len() as u32) as usize;
-            let value: String = (0..next(12))
-                .map(|_| (0..next(61)).map(|_| pool[next(widest as u32) as usize]).collect::<String>())
+            let widest = 1 + rng.next(POOL.len() as u32) as usize;
+            let value: String = (0..rng.next(12))
+                .map(|_| (0..rng.next(61)).map(|_| POOL[rng.next(widest as u32) as usize]).collect::<String>())
                 .collect::<Vec<_>>()
                 .join("\n");
             // The value's units at the width Python stores it in.
             let stored = Final::of(value.as_bytes()).unwrap();
-            let numbered: String =
-                value.split('\n').enumerate().map(|(n, l)| format!("{}\u{2192} {l}\n", n + 1)).collect();
+            let numbered = numbered(&value);
             for label in ["", "\u{1F600}"] {
                 let r = Labelled(label.as_bytes(), Chars::Native(stored.native()));
                 let expected = format!("{label}{numbered}");
@@ -821,6 +962,47 @@ mod tests {
                 assert_eq!(fin.class, fin.exact_class(), "{value:?}");
             }
         }
+    }
+
+    #[test]
+    fn long_values_are_numbered_as_two_runs_that_agree() {
+        // Values past TWO_RUNS in every width: short, empty and long lines (past LONG chunks),
+        // the value's middle inside a line, on a newline and past its last newline.
+        let mut rng = Lcg(11);
+        let mut values: Vec<String> = (0..60)
+            .map(|_| {
+                let widest = 1 + rng.next(POOL.len() as u32) as usize;
+                let mut value = String::new();
+                while value.chars().count() < TWO_RUNS + rng.next(3000) as usize {
+                    let len = if rng.next(8) == 0 { rng.next(300) } else { rng.next(30) };
+                    value.extend((0..len).map(|_| POOL[rng.next(widest as u32) as usize]));
+                    value.push('\n');
+                }
+                value.truncate(value.len() - rng.next(2) as usize);
+                value
+            })
+            .collect();
+        let half_on_newline = format!("{}\n{}", "b".repeat(TWO_RUNS / 2), "c".repeat(TWO_RUNS / 2 - 1));
+        let one_line_after_half = format!("{}\n{}", "d".repeat(10), "e".repeat(2 * TWO_RUNS));
+        values.extend([half_on_newline, one_line_after_half, "\n".repeat(TWO_RUNS), "f".repeat(TWO_RUNS)]);
+        for value in &values {
+            let stored = Final::of(value.as_bytes()).unwrap();
+            let numbered = numbered(value);
+            for label in ["", "\u{1F600}"] {
+                let fin = Final::of(&Labelled(label.as_bytes(), Chars::Native(stored.native()))).unwrap();
+                assert_eq!(fin.to_utf8(), format!("{label}{numbered}").as_bytes(), "{value:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_too_long_for_the_fixed_store_are_written_exactly() {
+        // Lines 999,999 to 1,000,001 and on: 7-digit numbers, past the fixed-size store.
+        let value = "x\n".repeat(1_000_100);
+        let stored = Final::of(value.as_bytes()).unwrap();
+        let numbered = numbered(&value);
+        let fin = Final::of(&Labelled(b"", Chars::Native(stored.native()))).unwrap();
+        assert_eq!(fin.to_utf8(), numbered.as_bytes());
     }
 
     #[test]

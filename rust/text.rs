@@ -348,16 +348,22 @@ fn count_in_lanes<T: Copy + PartialEq>(units: &[T], unit: T) -> usize {
     units.chunks(u16::MAX as usize).map(|c| c.iter().fold(0u16, |n, &u| n + u16::from(u == unit)) as usize).sum()
 }
 
+/// Code units searched for a newline at once: one SSE2 register of bytes.
+pub const CHUNK: usize = 16;
+
 /// A code unit of a `str` in one of its three widths.
 pub trait CodeUnit: Copy + Into<u32> {
     /// Where the first `\n` is.
     fn find_newline(units: &[Self]) -> Option<usize>;
-    /// Where the first `\n` of eight units is, found without a loop (a line is often shorter
+    /// How many units are `\n`.
+    fn count_newlines(units: &[Self]) -> usize;
+    /// Where the first `\n` of a chunk is, found without a loop (a line is often shorter
     /// than a SIMD search's set-up).
-    fn newline_in_word(word: &[Self; 8]) -> Option<usize>;
+    fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize>;
 }
 
 /// The first of the `bits`-wide lanes of `v` (lowest first) that equals `\n`.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 fn newline_lane(v: u64, bits: u32) -> Option<u32> {
     let ones = u64::MAX / ((1u64 << bits) - 1);
     let v = v ^ (ones * 0x0A);
@@ -366,33 +372,97 @@ fn newline_lane(v: u64, bits: u32) -> Option<u32> {
     (zero != 0).then(|| zero.trailing_zeros() / bits)
 }
 
+/// `newline_in_chunk` where there is no SSE2: the chunk as 64-bit words, a lane a unit.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn newline_in_words<U: CodeUnit>(chunk: &[U; CHUNK]) -> Option<usize> {
+    let bits = 8 * std::mem::size_of::<U>() as u32;
+    let lanes = (64 / bits) as usize;
+    chunk.chunks(lanes).enumerate().find_map(|(w, units)| {
+        let word = units.iter().rev().fold(0u64, |v, &u| (v << bits) | u64::from(u.into()));
+        newline_lane(word, bits).map(|lane| w * lanes + lane as usize)
+    })
+}
+
+/// The first newline of a chunk from a mask with bit `k` set where unit `k` is `\n`.
+#[cfg(target_arch = "x86_64")]
+fn first_set(mask: i32) -> Option<usize> {
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
+}
+
+/// Newline masks of a chunk in each width: compare 16 units to `\n`, narrow the lanes to
+/// bytes (saturating: all ones stay all ones), and take each byte's top bit.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use super::CHUNK;
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16,
+        _mm_packs_epi32, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8,
+    };
+
+    pub fn one(chunk: &[u8; CHUNK]) -> i32 {
+        // SAFETY: SSE2 is part of x86-64; the unaligned load reads the chunk's own 16 bytes.
+        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(chunk.as_ptr().cast()), _mm_set1_epi8(0x0A))) }
+    }
+
+    pub fn two(chunk: &[u16; CHUNK]) -> i32 {
+        let at = chunk.as_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 32 bytes.
+        unsafe {
+            let eq = |k| _mm_cmpeq_epi16(_mm_loadu_si128(at.add(k)), _mm_set1_epi16(0x0A));
+            _mm_movemask_epi8(_mm_packs_epi16(eq(0), eq(1)))
+        }
+    }
+
+    pub fn four(chunk: &[u32; CHUNK]) -> i32 {
+        let at = chunk.as_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 64 bytes.
+        unsafe {
+            let eq = |k| _mm_cmpeq_epi32(_mm_loadu_si128(at.add(k)), _mm_set1_epi32(0x0A));
+            _mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(eq(0), eq(1)), _mm_packs_epi32(eq(2), eq(3))))
+        }
+    }
+}
+
+/// One `newline_in_chunk` for each width: SSE2 on x86-64, 64-bit words elsewhere.
+macro_rules! newline_in_chunk {
+    ($sse2:ident) => {
+        fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize> {
+            #[cfg(target_arch = "x86_64")]
+            return first_set(sse2::$sse2(chunk));
+            #[cfg(not(target_arch = "x86_64"))]
+            return newline_in_words(chunk);
+        }
+    };
+}
+
 impl CodeUnit for u8 {
     fn find_newline(units: &[Self]) -> Option<usize> {
         memchr::memchr(b'\n', units)
     }
-    fn newline_in_word(word: &[Self; 8]) -> Option<usize> {
-        newline_lane(u64::from_le_bytes(*word), 8).map(|lane| lane as usize)
+    fn count_newlines(units: &[Self]) -> usize {
+        memchr::memchr_iter(b'\n', units).count()
     }
+    newline_in_chunk!(one);
 }
 
 impl CodeUnit for u16 {
     fn find_newline(units: &[Self]) -> Option<usize> {
         units.iter().position(|&c| c == 0x0A)
     }
-    fn newline_in_word(word: &[Self; 8]) -> Option<usize> {
-        let half = |h: &[u16]| h.iter().rev().fold(0, |v, &u| (v << 16) | u64::from(u));
-        let (low, high) = (half(&word[..4]), half(&word[4..]));
-        newline_lane(low, 16).map(|lane| lane as usize).or_else(|| newline_lane(high, 16).map(|lane| 4 + lane as usize))
+    fn count_newlines(units: &[Self]) -> usize {
+        count_in_lanes(units, 0x0A)
     }
+    newline_in_chunk!(two);
 }
 
 impl CodeUnit for u32 {
     fn find_newline(units: &[Self]) -> Option<usize> {
         units.iter().position(|&c| c == 0x0A)
     }
-    fn newline_in_word(word: &[Self; 8]) -> Option<usize> {
-        Self::find_newline(word)
+    fn count_newlines(units: &[Self]) -> usize {
+        count_in_lanes(units, 0x0A)
     }
+    newline_in_chunk!(four);
 }
 
 /// The line before the first newline (found by `find`), and the rest after it.
@@ -574,18 +644,24 @@ mod tests {
     }
 
     #[test]
-    fn a_newline_is_found_in_a_word_where_a_scan_finds_it() {
+    fn a_newline_is_found_in_a_chunk_where_a_scan_finds_it() {
         // A newline (or none) at every place, among the units that trip a word-at-a-time
-        // search: a borrow from 0x00, 0x0B and 0x09 beside 0x0A, high bits, 0x0A in a high byte.
-        for at in (0..8).chain([8]) {
+        // search: a borrow from 0x00, 0x0B and 0x09 beside 0x0A, high bits, 0x0A in a high
+        // byte, a second newline after the first. The SIMD search and the word search agree.
+        for at in 0..=CHUNK {
             for fill in [0x61u32, 0x0A, 0x0B, 0x09, 0x8A, 0x00, 0x01, 0xFF, 0x010A, 0xFF0A, 0x0A0B, 0x1_000A] {
-                let wide: [u32; 8] = std::array::from_fn(|i| if i == at { 0x0A } else { fill });
+                let wide: [u32; CHUNK] = std::array::from_fn(|i| if i == at { 0x0A } else { fill });
                 let expected = |w: &[u32]| w.iter().position(|&u| u == 0x0A);
-                assert_eq!(u32::newline_in_word(&wide), expected(&wide), "{at} {fill:#x}");
-                let two: [u16; 8] = wide.map(|u| u as u16);
-                assert_eq!(u16::newline_in_word(&two), expected(&two.map(u32::from)), "{at} {fill:#x}");
-                let one: [u8; 8] = wide.map(|u| u as u8);
-                assert_eq!(u8::newline_in_word(&one), expected(&one.map(u32::from)), "{at} {fill:#x}");
+                let two: [u16; CHUNK] = wide.map(|u| u as u16);
+                let one: [u8; CHUNK] = wide.map(|u| u as u8);
+                let found = [
+                    (u32::newline_in_chunk(&wide), newline_in_words(&wide), expected(&wide)),
+                    (u16::newline_in_chunk(&two), newline_in_words(&two), expected(&two.map(u32::from))),
+                    (u8::newline_in_chunk(&one), newline_in_words(&one), expected(&one.map(u32::from))),
+                ];
+                for (chunk, words, scan) in found {
+                    assert_eq!((chunk, words), (scan, scan), "{at} {fill:#x}");
+                }
             }
         }
     }

@@ -196,11 +196,11 @@ impl<D: Unit + From<u8>> LineNumber<D> {
         self.fill_prefix();
     }
 
-    /// `n→ ` as one fixed-size store at the start of `slot`; its length, or `None` for a
-    /// number too long for the prefix.
+    /// `n→ ` as one fixed-size store at the start of `dst`; its length, or `None` for a
+    /// number too long for the prefix or a `dst` too short for the store.
     #[inline]
-    fn write_prefix(&self, slot: &mut [D; PREFIX]) -> Option<usize> {
-        let last = 19 - self.start;
+    fn write_prefix(&self, dst: &mut [D]) -> Option<usize> {
+        let (slot, last) = (dst.first_chunk_mut::<PREFIX>()?, 19 - self.start);
         if last >= PREFIX - 2 {
             return None;
         }
@@ -236,7 +236,7 @@ fn write_numbered<S: CodeUnit, D: Unit + From<S> + From<u8>>(dst: &mut [D], src:
     let half = src.len() / 2;
     let split = (src.len() >= TWO_RUNS).then(|| S::find_newline(&src[half..])).flatten();
     let Some(newline) = split.map(|n| half + n) else {
-        let mut run = Run::new(dst, 1)?;
+        let mut run = Run::new(1)?;
         while run.line(src, dst) {}
         return run.finish(src, dst);
     };
@@ -245,8 +245,8 @@ fn write_numbered<S: CodeUnit, D: Unit + From<S> + From<u8>>(dst: &mut [D], src:
     let first_len = digits_up_to(lines) + 2 * lines + newline + 1;
     let (first_dst, second_dst) = dst.split_at_mut_checked(first_len)?;
     let (first_src, second_src) = (&src[..newline], &src[newline + 1..]);
-    let mut first = Run::new(first_dst, 1)?;
-    let mut second = Run::new(second_dst, lines + 1)?;
+    let mut first = Run::new(1)?;
+    let mut second = Run::new(lines + 1)?;
     let (mut more_first, mut more_second) = (true, true);
     while more_first && more_second {
         (more_first, more_second) = (first.line(first_src, first_dst), second.line(second_src, second_dst));
@@ -262,9 +262,9 @@ fn write_numbered<S: CodeUnit, D: Unit + From<S> + From<u8>>(dst: &mut [D], src:
 }
 
 /// Where a run of numbered lines is: its source read from `i`, its output written from
-/// `at`, where the number of the line at `i` is already written unless `numbered` says
-/// that the last fixed-size store of one did not fit. The source and the output are
-/// arguments of each step, so that the compiler knows they do not overlap.
+/// `at`, and whether the line at `i` has its number written (only where the run stopped
+/// can it have). The source and the output are arguments of each step, so that the
+/// compiler knows they do not overlap.
 struct Run<D> {
     i: usize,
     at: usize,
@@ -273,33 +273,38 @@ struct Run<D> {
 }
 
 impl<D: Unit + From<u8>> Run<D> {
-    /// A run whose first line is numbered `first`, its number written.
-    fn new(dst: &mut [D], first: usize) -> Option<Self> {
-        let number = LineNumber::at(first)?;
-        let at = number.write(dst, 0)?;
-        Some(Run { i: 0, at, number, numbered: true })
+    /// A run whose first line is numbered `first`.
+    fn new(first: usize) -> Option<Self> {
+        Some(Run { i: 0, at: 0, number: LineNumber::at(first)?, numbered: false })
     }
 
-    /// Writes the line at `i` a chunk of units at a time (where a chunk holds a newline, the
-    /// copy goes on just after it) and the next line's number by a fixed-size store; false,
-    /// with the line unfinished, where a chunk or the store would not fit.
+    /// Writes the line at `i`: its number by a fixed-size store, then its units a chunk at
+    /// a time (where a chunk holds a newline, the next line's number and units are written
+    /// over what followed it); false, leaving the line to `finish`, where a store would not fit.
     #[inline(always)]
     fn line<S: CodeUnit>(&mut self, src: &[S], dst: &mut [D]) -> bool
     where
         D: From<S>,
     {
         let (mut i, mut at) = (self.i, self.at);
+        // The number and a first chunk, checked at once.
+        let (Some(mut chunk), Some(out)) = (
+            src.get(i..).and_then(|s| s.first_chunk::<CHUNK>()),
+            dst.get_mut(at..).and_then(|d| d.first_chunk_mut::<{ PREFIX + CHUNK }>()),
+        ) else {
+            return false;
+        };
+        let Some(len) = self.number.write_prefix(out) else {
+            return false;
+        };
+        at += len;
         let mut chunks = 0;
         let ended = loop {
-            let (Some(chunk), Some(out)) = (
-                src.get(i..).and_then(|s| s.first_chunk::<CHUNK>()),
-                dst.get_mut(at..).and_then(|d| d.first_chunk_mut::<CHUNK>()),
-            ) else {
+            let Some(out) = dst.get_mut(at..).and_then(|d| d.first_chunk_mut::<CHUNK>()) else {
                 break false;
             };
             out.iter_mut().zip(chunk).for_each(|(o, &u)| *o = D::from(u));
             if let Some(newline) = S::newline_in_chunk(chunk) {
-                // What the chunk held after its newline is written again, after the number.
                 (at, i) = (at + newline + 1, i + newline + 1);
                 break true;
             }
@@ -315,16 +320,18 @@ impl<D: Unit + From<u8>> Run<D> {
                 }
                 break false;
             }
+            let Some(next) = src.get(i..).and_then(|s| s.first_chunk::<CHUNK>()) else {
+                break false;
+            };
+            chunk = next;
         };
+        (self.i, self.at) = (i, at);
         if ended {
             self.number.increment();
-            let prefix =
-                dst.get_mut(at..).and_then(|d| d.first_chunk_mut()).and_then(|slot| self.number.write_prefix(slot));
-            self.numbered = prefix.is_some();
-            at += prefix.unwrap_or(0);
+        } else {
+            self.numbered = true;
         }
-        (self.i, self.at) = (i, at);
-        ended && self.numbered
+        ended
     }
 
     /// The rest a unit at a time, then the last line's newline: the units written, or `None`

@@ -57,6 +57,16 @@ def test_a_100_mb_value_of_lines_with_line_numbers():
     assert text.count(f"\u2192 {line}\n") == 2 * MB
 
 
+@pytest.mark.parametrize("line", ["caf\u00e9 au lait", "\u00e9t\u00e9 \u2014 ok", "\ud800\U0001f600\x00 x", ""])
+def test_a_value_of_400_000_short_lines_with_line_numbers_in_every_width(line):
+    # Short lines in each str width (and empty ones): the numbered copy splits such a value
+    # into two runs written a line of each in turn, which must meet exactly.
+    value = (line + "\n") * 400_000 + line
+    kwargs = {"blocks": [Block(value, "human", "d", 10 * MB)], "agent_type": "letta_v1_agent"}
+    text = both(kwargs, lambda m: m.compile(llm_config=ANTHROPIC))
+    assert f"\n200001\u2192 {line}\n" in text and f"\n400001\u2192 {line}\n</value>" in text
+
+
 def test_a_4_mb_value_of_surrogates_astral_and_nul():
     value = "\ud800\U0001f600\x00\udfff" * MB
     for mode in ({}, {"git_enabled": True}):

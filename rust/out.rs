@@ -226,7 +226,7 @@ impl<D: Unit + From<u8>> LineNumber<D> {
 const TWO_RUNS: usize = 2048;
 
 /// Once a line has run this many chunks, the rest of it is searched for and copied at once.
-const LONG: usize = 4;
+const LONG: usize = 8;
 
 /// Numbered lines of `src` written from the start of `dst`; the units written, or `None`
 /// when they do not fit. Where a line starts waits on finding where the one before ends, so

@@ -64,7 +64,8 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
 
     // Rule prompts are never cached: only the text borrowed from (a name, a template) is held.
     let strings = Strings::new(py);
-    strings.expect(2 * items.len());
+    // A rule holds its type and tool name, and often more (children, a prompt template).
+    strings.expect(4 * items.len());
     let mut classes = LettaClasses::default();
     let mut reference: Option<Bound<'py, PyModule>> = None;
     let mut read = Vec::with_capacity(items.len());

@@ -165,12 +165,19 @@ impl<D: Unit + From<u8>> LineNumber<D> {
         &self.digits[self.start..]
     }
 
+    /// `n→ ` written over the whole of `slot`, which is exactly its length.
+    fn spell(digits: &[u8], arrow: D, slot: &mut [D]) {
+        if let Some((number, [a, space])) = slot.split_at_mut_checked(digits.len()) {
+            D::copy_ascii(number, digits);
+            (*a, *space) = (arrow, D::from(b' '));
+        }
+    }
+
     /// `n→ ` in the prefix, when it fits there.
     fn fill_prefix(&mut self) {
-        let digits = 20 - self.start;
-        if digits + 2 <= PREFIX {
-            D::copy_ascii(&mut self.prefix[..digits], &self.digits[self.start..]);
-            (self.prefix[digits], self.prefix[digits + 1]) = (self.arrow, D::from(b' '));
+        let digits = &self.digits[self.start..];
+        if let Some(slot) = self.prefix.get_mut(..digits.len() + 2) {
+            Self::spell(digits, self.arrow, slot);
         }
     }
 
@@ -215,9 +222,7 @@ impl<D: Unit + From<u8>> LineNumber<D> {
     fn write(&self, dst: &mut [D], at: usize) -> Option<usize> {
         let digits = self.as_bytes();
         let end = at.checked_add(digits.len() + 2)?;
-        let slot = dst.get_mut(at..end)?;
-        D::copy_ascii(&mut slot[..digits.len()], digits);
-        (slot[digits.len()], slot[digits.len() + 1]) = (self.arrow, D::from(b' '));
+        Self::spell(digits, self.arrow, dst.get_mut(at..end)?);
         Some(end)
     }
 }
@@ -453,7 +458,7 @@ impl Sink for Count {
         // O(1) a line: the lines hold every code point of `text` but its (ASCII) newlines,
         // so with the arrow the class is the text's class or UCS-2, whichever is wider.
         let (chars, class, newlines) = match text {
-            Chars::Native(n) => (n.len(), n.class, n.count(0x0A)),
+            Chars::Native(n) => (n.len(), n.class, n.count_newlines()),
             Chars::Utf8(utf8) => {
                 let (chars, class) = text::measure(utf8);
                 (chars, class, memchr::memchr_iter(b'\n', utf8).count())

@@ -207,12 +207,12 @@ impl<'a> Native<'a> {
         }
     }
 
-    /// How many of its code units are `unit`.
-    pub fn count(&self, unit: u32) -> usize {
+    /// How many of its code units are `\n`.
+    pub fn count_newlines(&self) -> usize {
         match self.units {
-            Units::One(u) => u8::try_from(unit).map_or(0, |b| memchr::memchr_iter(b, u).count()),
-            Units::Two(u) => u16::try_from(unit).map_or(0, |c| count_in_lanes(u, c)),
-            Units::Four(u) => count_in_lanes(u, unit),
+            Units::One(u) => u8::count_newlines(u),
+            Units::Two(u) => u16::count_newlines(u),
+            Units::Four(u) => u32::count_newlines(u),
         }
     }
 

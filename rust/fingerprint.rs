@@ -4,7 +4,7 @@
 use xxhash_rust::xxh3::{xxh3_128, Xxh3Default};
 
 use crate::system_message::{parts, Part};
-use crate::text::Native;
+use crate::text::{Class, Native, Units};
 
 /// Where the trailing metadata block starts inside the replaced text.
 pub const METADATA_START: &[u8] = b"\n\n<memory_metadata>";
@@ -17,17 +17,13 @@ pub fn fingerprint(text: &[u8]) -> u128 {
 /// The same fingerprint of a `str` in its own width, streamed through a small
 /// encoding buffer: no UTF-8 copy of the text is made.
 pub fn fingerprint_native(text: Native<'_>) -> u128 {
+    if let (Units::One(ascii), Class::Ascii) = (text.units, text.class) {
+        // ASCII is its own UTF-8.
+        return xxh3_128(ascii);
+    }
     let mut hasher = Xxh3Default::new();
-    let mut whole = None;
-    text.utf8_chunks(&mut [0u8; 4096], |chunk| {
-        if whole.is_none() && chunk.len() == text.len() {
-            // One chunk as long as the text: ASCII, hashed in one call.
-            whole = Some(xxh3_128(chunk));
-        } else {
-            hasher.update(chunk);
-        }
-    });
-    whole.unwrap_or_else(|| hasher.digest128())
+    text.utf8_chunks(&mut [0u8; 2048], |chunk| hasher.update(chunk));
+    hasher.digest128()
 }
 
 /// The text that replaced every `{CORE_MEMORY}` in `message`, if `message` was built from
@@ -80,7 +76,6 @@ mod tests {
 
     #[test]
     fn native_fingerprint_is_the_utf8_one() {
-        use crate::text::{Class, Units};
         let ascii = Native { units: Units::One(b"abc"), class: Class::Ascii };
         assert_eq!(fingerprint_native(ascii), fingerprint(b"abc"));
         let wide: Vec<u32> = "\u{e9}\u{1F600}x".chars().map(u32::from).cycle().take(5000).collect();

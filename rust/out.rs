@@ -395,7 +395,7 @@ impl Sink for Out {
     }
 
     fn push_native(&mut self, text: Native<'_>) {
-        text.utf8_chunks(&mut [0u8; 256], |chunk| self.buf.extend_from_slice(chunk));
+        text.utf8_chunks(&mut [0u8; text::ENCODE_ROOM], |chunk| self.buf.extend_from_slice(chunk));
     }
 
     fn push_both(&mut self, utf8: &[u8], _native: Native<'_>) {
@@ -494,8 +494,21 @@ pub struct Wide<'a> {
     units: UnitsMut<'a>,
     at: usize,
     broken: bool,
-    hasher: Option<Box<Xxh3Default>>,
+    hasher: Option<Box<Hasher>>,
     pub sections: Vec<Section>,
+}
+
+/// XXH3-128 over the output's UTF-8, with a buffer to encode text that is not ASCII.
+struct Hasher {
+    xxh3: Xxh3Default,
+    buf: [u8; 1024],
+}
+
+impl Hasher {
+    fn update_native(&mut self, text: Native<'_>) {
+        let Hasher { xxh3, buf } = self;
+        text.utf8_chunks(buf, |chunk| xxh3.update(chunk));
+    }
 }
 
 fn write_utf8<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
@@ -519,7 +532,8 @@ impl<'a> Wide<'a> {
 
     /// The same, also computing the output's fingerprint.
     pub fn hashing(units: UnitsMut<'a>) -> Self {
-        Wide { hasher: Some(Box::default()), ..Wide::new(units) }
+        let hasher = Box::new(Hasher { xxh3: Xxh3Default::new(), buf: [0; 1024] });
+        Wide { hasher: Some(hasher), ..Wide::new(units) }
     }
 
     fn capacity(&self) -> usize {
@@ -550,18 +564,18 @@ impl<'a> Wide<'a> {
         if self.broken || self.at != self.capacity() {
             return Err(RenderError::Value("the output changed between measuring and writing it".into()));
         }
-        Ok((self.sections, self.hasher.map(|h| h.digest128())))
+        Ok((self.sections, self.hasher.map(|h| h.xxh3.digest128())))
     }
 
     fn hash(&mut self, utf8: &[u8]) {
         if let Some(h) = &mut self.hasher {
-            h.update(utf8);
+            h.xxh3.update(utf8);
         }
     }
 
     fn hash_native(&mut self, text: Native<'_>) {
         if let Some(h) = &mut self.hasher {
-            text.utf8_chunks(&mut [0u8; 256], |chunk| h.update(chunk));
+            h.update_native(text);
         }
     }
 
@@ -648,7 +662,7 @@ impl Sink for Wide<'_> {
                 UnitsMut::Two(u) => Native { units: Units::Two(&u[start..self.at]), class: Class::Ucs2 },
                 UnitsMut::Four(u) => Native { units: Units::Four(&u[start..self.at]), class: Class::Ucs4 },
             };
-            units.utf8_chunks(&mut [0u8; 256], |chunk| h.update(chunk));
+            h.update_native(units);
         }
     }
 }

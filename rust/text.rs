@@ -267,7 +267,8 @@ impl<'a> Native<'a> {
         Native { units, class: self.class }
     }
 
-    /// The text as surrogatepass UTF-8, one chunk of at most `buf.len()` bytes at a time.
+    /// The text as surrogatepass UTF-8, one chunk of at most `buf.len()` bytes (at least
+    /// `ENCODE_ROOM`) at a time.
     pub fn utf8_chunks(&self, buf: &mut [u8], mut each: impl FnMut(&[u8])) {
         if let (Units::One(bytes), Class::Ascii) = (self.units, self.class) {
             // ASCII is its own UTF-8.
@@ -281,38 +282,37 @@ impl<'a> Native<'a> {
     }
 }
 
-/// Encodes code units as surrogatepass UTF-8 into `buf` (at least 64 bytes), handing each
-/// full chunk to `each`. Runs of 16 ASCII units are narrowed at once (vectorised).
-fn encode_chunks<T: Copy + Into<u32>>(units: &[T], buf: &mut [u8], mut each: impl FnMut(&[u8])) {
-    const RUN: usize = 16;
-    debug_assert!(buf.len() >= 4 * RUN);
+/// The most `encode_chunks` writes for one chunk: four bytes a unit.
+pub const ENCODE_ROOM: usize = 4 * CHUNK;
+
+/// Encodes code units as surrogatepass UTF-8 into `buf` (at least `ENCODE_ROOM` bytes),
+/// handing each full chunk to `each`. A chunk's ASCII units are narrowed at once and its
+/// first other unit encoded on its own, so mostly-ASCII text costs about two instructions a unit.
+fn encode_chunks<T: CodeUnit>(units: &[T], buf: &mut [u8], mut each: impl FnMut(&[u8])) {
+    debug_assert!(buf.len() >= ENCODE_ROOM);
     let (mut i, mut n) = (0, 0);
-    while i < units.len() {
-        if n + RUN > buf.len() {
+    while let Some(chunk) = units.get(i..).and_then(<[T]>::first_chunk::<CHUNK>) {
+        if n + ENCODE_ROOM > buf.len() {
             each(&buf[..n]);
             n = 0;
         }
-        let run = &units[i..units.len().min(i + RUN)];
-        if run.iter().fold(0, |m, &u| m | u.into()) < 0x80 {
-            buf[n..n + run.len()].iter_mut().zip(run).for_each(|(b, &u)| *b = u.into() as u8);
-            (i, n) = (i + run.len(), n + run.len());
-            continue;
+        // Every unit narrowed; only the ASCII prefix is kept.
+        for (b, &u) in buf[n..n + CHUNK].iter_mut().zip(chunk) {
+            *b = u.into() as u8;
         }
-        // Not all ASCII: one unit at a time, with room for four bytes each.
-        if n + 4 * RUN > buf.len() {
+        let ascii = T::ascii_in_chunk(chunk);
+        (i, n) = (i + ascii, n + ascii);
+        if ascii < CHUNK {
+            n += encode(chunk[ascii].into(), &mut buf[n..]);
+            i += 1;
+        }
+    }
+    for &u in &units[i..] {
+        if n + 4 > buf.len() {
             each(&buf[..n]);
             n = 0;
         }
-        for &u in run {
-            let cp = u.into();
-            if cp < 0x80 {
-                buf[n] = cp as u8;
-                n += 1;
-            } else {
-                n += encode(cp, &mut buf[n..]);
-            }
-        }
-        i += run.len();
+        n += encode(u.into(), &mut buf[n..]);
     }
     if n > 0 {
         each(&buf[..n]);
@@ -360,6 +360,14 @@ pub trait CodeUnit: Copy + Into<u32> {
     /// Where the first `\n` of a chunk is, found without a loop (a line is often shorter
     /// than a SIMD search's set-up).
     fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize>;
+    /// How many units a chunk starts with that are ASCII (`CHUNK` when all are).
+    fn ascii_in_chunk(chunk: &[Self; CHUNK]) -> usize;
+}
+
+/// `ascii_in_chunk` where there is no SSE2: a scan.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn ascii_in_units<U: CodeUnit>(chunk: &[U; CHUNK]) -> usize {
+    chunk.iter().position(|&u| u.into() >= 0x80).unwrap_or(CHUNK)
 }
 
 /// The first of the `bits`-wide lanes of `v` (lowest first) that equals `\n`.
@@ -389,15 +397,50 @@ fn first_set(mask: i32) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
+/// The ASCII units a chunk starts with, from a mask with bit `k` set where unit `k` is not ASCII.
+#[cfg(target_arch = "x86_64")]
+fn leading_clear(mask: i32) -> usize {
+    (mask | 1 << CHUNK).trailing_zeros() as usize
+}
+
 /// Newline masks of a chunk in each width: compare 16 units to `\n`, narrow the lanes to
 /// bytes (saturating: all ones stay all ones), and take each byte's top bit.
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use super::CHUNK;
     use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16,
-        _mm_packs_epi32, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8,
+        __m128i, _mm_and_si128, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_packs_epi16, _mm_packs_epi32, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8, _mm_setzero_si128,
     };
+
+    /// Non-ASCII masks of a chunk in each width: a byte's top bit, or a wider unit's bits above 0x7F.
+    pub fn high_one(chunk: &[u8; CHUNK]) -> i32 {
+        // SAFETY: SSE2 is part of x86-64; the unaligned load reads the chunk's own 16 bytes.
+        unsafe { _mm_movemask_epi8(_mm_loadu_si128(chunk.as_ptr().cast())) }
+    }
+
+    pub fn high_two(chunk: &[u16; CHUNK]) -> i32 {
+        let at = chunk.as_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 32 bytes.
+        unsafe {
+            let ascii = |k| {
+                _mm_cmpeq_epi16(_mm_and_si128(_mm_loadu_si128(at.add(k)), _mm_set1_epi16(!0x7F)), _mm_setzero_si128())
+            };
+            !_mm_movemask_epi8(_mm_packs_epi16(ascii(0), ascii(1))) & 0xFFFF
+        }
+    }
+
+    pub fn high_four(chunk: &[u32; CHUNK]) -> i32 {
+        let at = chunk.as_ptr().cast::<__m128i>();
+        // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 64 bytes.
+        unsafe {
+            let ascii = |k| {
+                _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128(at.add(k)), _mm_set1_epi32(!0x7F)), _mm_setzero_si128())
+            };
+            let packed = _mm_packs_epi16(_mm_packs_epi32(ascii(0), ascii(1)), _mm_packs_epi32(ascii(2), ascii(3)));
+            !_mm_movemask_epi8(packed) & 0xFFFF
+        }
+    }
 
     pub fn one(chunk: &[u8; CHUNK]) -> i32 {
         // SAFETY: SSE2 is part of x86-64; the unaligned load reads the chunk's own 16 bytes.
@@ -423,14 +466,21 @@ mod sse2 {
     }
 }
 
-/// One `newline_in_chunk` for each width: SSE2 on x86-64, 64-bit words elsewhere.
-macro_rules! newline_in_chunk {
-    ($sse2:ident) => {
+/// One `newline_in_chunk` and `ascii_in_chunk` for each width: SSE2 on x86-64, words or a scan elsewhere.
+macro_rules! chunk_masks {
+    ($newline:ident, $high:ident) => {
         fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize> {
             #[cfg(target_arch = "x86_64")]
-            return first_set(sse2::$sse2(chunk));
+            return first_set(sse2::$newline(chunk));
             #[cfg(not(target_arch = "x86_64"))]
             return newline_in_words(chunk);
+        }
+
+        fn ascii_in_chunk(chunk: &[Self; CHUNK]) -> usize {
+            #[cfg(target_arch = "x86_64")]
+            return leading_clear(sse2::$high(chunk));
+            #[cfg(not(target_arch = "x86_64"))]
+            return ascii_in_units(chunk);
         }
     };
 }
@@ -442,7 +492,7 @@ impl CodeUnit for u8 {
     fn count_newlines(units: &[Self]) -> usize {
         memchr::memchr_iter(b'\n', units).count()
     }
-    newline_in_chunk!(one);
+    chunk_masks!(one, high_one);
 }
 
 impl CodeUnit for u16 {
@@ -452,7 +502,7 @@ impl CodeUnit for u16 {
     fn count_newlines(units: &[Self]) -> usize {
         count_in_lanes(units, 0x0A)
     }
-    newline_in_chunk!(two);
+    chunk_masks!(two, high_two);
 }
 
 impl CodeUnit for u32 {
@@ -462,7 +512,7 @@ impl CodeUnit for u32 {
     fn count_newlines(units: &[Self]) -> usize {
         count_in_lanes(units, 0x0A)
     }
-    newline_in_chunk!(four);
+    chunk_masks!(four, high_four);
 }
 
 /// The line before the first newline (found by `find`), and the rest after it.
@@ -752,6 +802,58 @@ mod tests {
     }
 
     #[test]
+    fn the_ascii_prefix_of_a_chunk_is_found_where_a_scan_finds_it() {
+        // The first non-ASCII unit (or none) at every place, among units on both sides of
+        // 0x80 in each byte of a wide unit; the SIMD search and the scan agree.
+        for at in 0..=CHUNK {
+            for high in [0x80u32, 0xFF, 0x100, 0x7F7F, 0x8000, 0xD800, 0xFFFF, 0x1_0000, 0x10_FFFF, 0x7F00_0000] {
+                for fill in [0x00u32, 0x41, 0x7F] {
+                    let wide: [u32; CHUNK] = std::array::from_fn(|i| if i == at { high } else { fill });
+                    let two: [u16; CHUNK] = wide.map(|u| u as u16);
+                    let one: [u8; CHUNK] = wide.map(|u| u as u8);
+                    let scan = |w: [u32; CHUNK]| w.iter().position(|&u| u >= 0x80).unwrap_or(CHUNK);
+                    let found = [
+                        (u32::ascii_in_chunk(&wide), ascii_in_units(&wide), scan(wide)),
+                        (u16::ascii_in_chunk(&two), ascii_in_units(&two), scan(two.map(u32::from))),
+                        (u8::ascii_in_chunk(&one), ascii_in_units(&one), scan(one.map(u32::from))),
+                    ];
+                    for (chunk, units, scan) in found {
+                        assert_eq!((chunk, units), (scan, scan), "{at} {high:#x} {fill:#x}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_chunks_encode_every_width_as_rust_does() {
+        // Runs of ASCII of every length around 1-, 2-, 3- and 4-byte code points, across
+        // chunk and buffer ends, in the narrowest width that holds them and every wider one.
+        let pieces = ["\u{e9}", "\u{2192}", "\u{1F600}", "\0"];
+        let text: String = (0..400).map(|i| format!("{}{}", "a".repeat(i % 41), pieces[i % 4])).collect();
+        let latin1: String = (0..400).map(|i| format!("{}\u{ff}", "b".repeat(i % 37))).collect();
+        let bmp: String = (0..400).map(|i| format!("{}{}", "c".repeat(i % 43), pieces[[0, 1, 3][i % 3]])).collect();
+        let texts = [(text.as_str(), &[4][..]), (bmp.as_str(), &[2, 4][..]), (latin1.as_str(), &[1, 2, 4][..])];
+        for (text, widths) in texts {
+            let cps: Vec<u32> = text.chars().map(u32::from).collect();
+            let (one, two): (Vec<u8>, Vec<u16>) =
+                (cps.iter().map(|&c| c as u8).collect(), cps.iter().map(|&c| c as u16).collect());
+            for &width in widths {
+                let native = match width {
+                    1 => Native { units: Units::One(&one), class: Class::Latin1 },
+                    2 => Native { units: Units::Two(&two), class: Class::Ucs2 },
+                    _ => Native { units: Units::Four(&cps), class: Class::Ucs4 },
+                };
+                for buf in [ENCODE_ROOM, ENCODE_ROOM + 21, 4096] {
+                    let mut utf8 = Vec::new();
+                    native.utf8_chunks(&mut vec![0u8; buf], |c| utf8.extend_from_slice(c));
+                    assert!(utf8 == text.as_bytes(), "width {width}, buffer {buf}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn first_line_of_description() {
         assert_eq!(first_line(b"  \n one \n two"), b"one");
         assert_eq!(first_line(b""), b"");
@@ -788,7 +890,7 @@ mod tests {
         assert_eq!(decode_into(&text, &mut [0u32; 5]), None, "six code points need six units");
         let native = Native { units: Units::Four(&wide[..n]), class: Class::Ucs4 };
         let mut utf8 = Vec::new();
-        native.utf8_chunks(&mut [0u8; 64], |c| utf8.extend_from_slice(c));
+        native.utf8_chunks(&mut [0u8; ENCODE_ROOM], |c| utf8.extend_from_slice(c));
         assert_eq!(utf8, text);
         let lines: Vec<usize> = native.lines().map(|l| l.len()).collect();
         assert_eq!(lines, vec![6]);

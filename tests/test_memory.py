@@ -11,6 +11,7 @@ from strategies import MODES, blocks, client_skills, memories
 
 import memprompt as mp
 from memprompt import reference as ref
+from memprompt.memory import render_in_reference
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -326,9 +327,18 @@ def test_reserved_git_labels_are_handed_to_the_reference_and_render_as_it_does()
     reserved = [mp.Block("v", "system/a/__value__/b"), mp.Block("p", "system/persona")]
     args = (mp.ToolUsageRules("d", "v"), None, None, None, None)
     memory = mp.Memory(reserved, git_enabled=True)
-    hand_off = memory._compile_with_fingerprint(*args)
-    assert type(hand_off) is mp._core.ReferenceRender
-    assert (hand_off.memory, hand_off.method, hand_off.args) == (memory, "compile_with_fingerprint", args)
+    hand_offs = []
+    mp._core.set_reference_renderer(hand_offs.append)
+    try:
+        memory.compile(*args)
+        memory.compile_with_fingerprint(*args)
+    finally:
+        mp._core.set_reference_renderer(render_in_reference)
+    assert [type(h) for h in hand_offs] == [mp._core.ReferenceRender] * 2
+    assert [(h.memory, h.method, h.args) for h in hand_offs] == [
+        (memory, "compile", args),
+        (memory, "compile_with_fingerprint", args),
+    ]
     expected = ref.Memory(reserved, git_enabled=True)
     assert memory.compile(*args) == expected.compile(*args)
     assert memory.compile_with_fingerprint(*args) == expected.compile_with_fingerprint(*args)

@@ -9,6 +9,8 @@ from typing import Any, Callable, Iterable, Optional, final
 
 from typing_extensions import Self, disjoint_base
 
+from .types import Compiled
+
 __all__ = [
     "MemoryBase",
     "ReferenceRender",
@@ -65,15 +67,18 @@ class MemoryBase:
         An input the Rust core leaves to the reference is handed, as a ``ReferenceRender``, to the
         function registered with ``set_reference_renderer``, and its result returned.
         """
-    def _compile_with_fingerprint(
+    def compile_with_fingerprint(
         self,
         tool_usage_rules: Any = None,
         sources: Any = None,
         max_files_open: Optional[int] = None,
         llm_config: Any = None,
         client_skills: Any = None,
-    ) -> tuple[str, int, list[tuple[str, int, int]]] | ReferenceRender:
-        """``(text, fingerprint, [(section, start, end), ...])`` with offsets in code points, or the hand-off."""
+    ) -> Compiled:
+        """``compile``'s text, with its fingerprint and section offsets (code points), computed while rendering.
+
+        While nothing changed, the same ``Compiled`` is returned again. A hand-off is rendered as ``compile``'s is.
+        """
     def clear_cache(self) -> None:
         """Forgets the last compile, so that the next one renders in full."""
 
@@ -96,7 +101,7 @@ class ReferenceRender:
         """The method's arguments, as the caller gave them."""
 
 def set_reference_renderer(renderer: Callable[[ReferenceRender], Any]) -> None:
-    """Registers the function that renders the hand-offs ``MemoryBase.compile`` meets (``memprompt.memory`` does)."""
+    """Registers the function that renders the hand-offs ``MemoryBase``'s compiles meet (``memprompt.memory`` does)."""
 
 def compile_memory(
     blocks: Iterable[Any],

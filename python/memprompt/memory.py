@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, cast
+from typing import Any, Iterable
 
 from . import _core
 from ._block_list import BlockListMethods
-from .types import Compiled
 
 
 class Memory(_core.MemoryBase, BlockListMethods):
@@ -14,33 +13,13 @@ class Memory(_core.MemoryBase, BlockListMethods):
 
     ``Memory(blocks, file_blocks=None, agent_type=None, git_enabled=False)``: the same
     constructor, fields and methods as letta 0.16.8's ``Memory``; ``compile`` returns
-    the identical string. The fields and ``compile`` live in the Rust core
-    (``_core.MemoryBase``), which also keeps the last compile: compiling again with
+    the identical string. The fields, ``compile`` and ``compile_with_fingerprint`` live in
+    the Rust core (``_core.MemoryBase``), which also keeps the last compile: compiling again with
     nothing changed returns it without rendering. Writes to memprompt's own ``Block``,
     ``FileBlock``, ``Source``, ``ToolUsageRules`` and ``LLMConfig`` objects are counted,
     so with those the check reads no attribute at all; with other objects (Letta's)
     it reads every field and compares them by identity.
     """
-
-    def compile_with_fingerprint(
-        self,
-        tool_usage_rules: Any = None,
-        sources: Any = None,
-        max_files_open: int | None = None,
-        llm_config: Any = None,
-        client_skills: Any = None,
-    ) -> Compiled:
-        """``compile``'s text, with its fingerprint and section offsets, computed while rendering."""
-        result = self._compile_with_fingerprint(tool_usage_rules, sources, max_files_open, llm_config, client_skills)
-        if isinstance(result, _core.ReferenceRender):
-            return cast(Compiled, render_in_reference(result))
-        text, fingerprint, sections = result
-        last: Compiled | None = self.__dict__.get("_last_compiled")
-        if last is not None and last.text is text:
-            return last  # the very same text object: a cache hit, so the same fingerprint and sections
-        compiled = Compiled(text, fingerprint, {name: (start, end) for name, start, end in sections})
-        self._last_compiled = compiled
-        return compiled
 
     def compile_available_skills(self, client_skills: Any = None) -> str:
         """``<available_skills>``, or ``""`` when there are none."""
@@ -52,8 +31,7 @@ class Memory(_core.MemoryBase, BlockListMethods):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # copy, deepcopy and pickle rebuild from the fields (the Rust half has no default constructor).
-        state = {k: v for k, v in vars(self).items() if k != "_last_compiled"}
-        return type(self), (self.blocks, self.file_blocks, self.agent_type, self.git_enabled), state or None
+        return type(self), (self.blocks, self.file_blocks, self.agent_type, self.git_enabled), vars(self) or None
 
     def __repr__(self) -> str:
         return f"Memory(blocks={len(self.blocks)}, file_blocks={len(self.file_blocks)}, agent_type={self.agent_type!r}, git_enabled={self.git_enabled})"

@@ -159,6 +159,8 @@ def _all_slots(obj: object) -> tuple[str, ...]:
 track_edits(Block, FileBlock, Source, ToolUsageRules, LLMConfig)
 
 
+# The Rust core makes these without calling __init__, setting the three fields as __init__ does
+# (rust/binding/memory.rs, `Detail::of`): a new field or a __post_init__ must be made there too.
 @dataclass(frozen=True)
 class Compiled:
     """A compiled memory section with its fingerprint and where its sections are.

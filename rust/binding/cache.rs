@@ -251,7 +251,7 @@ impl Cache {
         let hit = s.edits == edits
             && (!detail || s.entry.detail.is_some())
             && s.shape.as_ref().is_some_and(|shape| shape.matches(inputs));
-        hit.then(|| (s.entry.text.clone_ref(py), s.entry.detail.clone()))
+        hit.then(|| (s.entry.text.clone_ref(py), s.entry.detail.as_ref().map(|d| d.clone_ref(py))))
     }
 
     /// The last result, if every field value read is the same object as before; it is then vouched for as of `edits`.
@@ -274,7 +274,7 @@ impl Cache {
         if !hit {
             return None;
         }
-        let found = (e.text.clone_ref(py), e.detail.clone());
+        let found = (e.text.clone_ref(py), e.detail.as_ref().map(|d| d.clone_ref(py)));
         let old = std::mem::replace(&mut s.shape, Shape::of(inputs));
         s.edits = edits;
         drop(slot);

@@ -3,9 +3,11 @@
 use std::sync::Mutex;
 
 use pyo3::exceptions::PyRuntimeError;
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySet, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
 
 use super::cache::{self, Cache, Entry, Inputs};
 use super::inputs;
@@ -18,24 +20,49 @@ use crate::out::Section;
 use crate::skills::AvailableSkills;
 use crate::tree_view::TreeView;
 
-/// `(section, start, end)` in code points.
-type Spans = Vec<(&'static str, usize, usize)>;
-
-/// The fingerprint and the code-point spans of the sections of a compiled memory.
-#[derive(Clone)]
-pub struct Detail {
-    fingerprint: u128,
-    sections: Spans,
-}
+/// `compile_with_fingerprint`'s result: a `memprompt.types.Compiled`, made once per render.
+pub struct Detail(Py<PyAny>);
 
 impl Detail {
-    fn of(fingerprint: u128, sections: &[Section]) -> Self {
-        Detail { fingerprint, sections: sections.iter().map(|s| (s.name, s.start, s.end)).collect() }
+    /// The `Compiled` of a text just rendered, built as its frozen dataclass's `__init__`
+    /// would (`object.__setattr__` of each field), without a Python call.
+    fn of(text: &Bound<'_, PyString>, fingerprint: u128, sections: &[Section]) -> PyResult<Self> {
+        let py = text.py();
+        let spans = PyDict::new(py);
+        for s in sections {
+            spans.set_item(s.name, (s.start, s.end))?;
+        }
+        let class = COMPILED.import(py, "memprompt.types", "Compiled")?;
+        // SAFETY: `class` is a plain Python class, so `tp_alloc` gives an instance with an empty `__dict__` slot.
+        let compiled = unsafe {
+            let alloc =
+                (*class.as_type_ptr()).tp_alloc.ok_or_else(|| PyRuntimeError::new_err("Compiled has no tp_alloc"))?;
+            Bound::from_owned_ptr_or_err(py, alloc(class.as_type_ptr(), 0))?
+        };
+        for (field, value) in [
+            (intern!(py, "text"), text.as_any().clone()),
+            (intern!(py, "fingerprint"), fingerprint.into_pyobject(py)?.into_any()),
+            (intern!(py, "sections"), spans.into_any()),
+        ] {
+            // SAFETY: all three are live objects; the generic setter is `object.__setattr__`.
+            let set = unsafe { ffi::PyObject_GenericSetAttr(compiled.as_ptr(), field.as_ptr(), value.as_ptr()) };
+            if set != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(Detail(compiled.unbind()))
+    }
+
+    pub fn clone_ref(&self, py: Python<'_>) -> Self {
+        Detail(self.0.clone_ref(py))
     }
 }
 
-/// What `compile` returns: the text, with its fingerprint and sections when asked for.
-type Compiled<'py> = (Bound<'py, PyString>, Option<(u128, Spans)>);
+/// `memprompt.types.Compiled`, imported once.
+static COMPILED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// What `compile` returns: the text, with its `Compiled` when asked for.
+type Compiled<'py> = (Bound<'py, PyString>, Option<Detail>);
 
 /// Reads one memory and the compile arguments, in the order Letta reads them.
 fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> PyResult<CompileInput<'s>> {
@@ -107,9 +134,7 @@ fn compile<'py>(
 ) -> PyResult<Option<Compiled<'py>>> {
     // Read before the inputs: a write after this makes the stored result unprovable by count.
     let edits = cache::edits();
-    let done = |(text, found): (Py<PyString>, Option<Detail>)| {
-        Some((text.into_bound(py), found.map(|d| (d.fingerprint, d.sections))))
-    };
+    let done = |(text, found): (Py<PyString>, Option<Detail>)| Some((text.into_bound(py), found));
     if let Some(found) = cache.and_then(|c| c.unchanged(py, edits, given, detail)) {
         return Ok(done(found));
     }
@@ -127,7 +152,8 @@ fn compile<'py>(
     let compile = Compile::prepare(&input).map_err(super::to_py_err)?;
     let (text, found) = if detail {
         let (text, sections, fingerprint) = render_str_hashed(py, &compile)?;
-        (text, Some(Detail::of(fingerprint, &sections)))
+        let detail = Detail::of(&text, fingerprint, &sections)?;
+        (text, Some(detail))
     } else {
         (render_str(py, &compile)?.0, None)
     };
@@ -135,10 +161,11 @@ fn compile<'py>(
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
         let git_enabled = given.git_enabled;
-        let entry = Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail: found.clone() };
+        let detail = found.as_ref().map(|d| d.clone_ref(py));
+        let entry = Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail };
         cache.store(edits, given, entry);
     }
-    Ok(Some((text, found.map(|d| (d.fingerprint, d.sections)))))
+    Ok(Some((text, found)))
 }
 
 /// The hand-off to the reference: a compile of the rare input that Rust leaves to
@@ -332,10 +359,10 @@ impl MemoryBase {
         }
     }
 
-    /// `(text, fingerprint, [(section, start, end), ...])`, offsets in code points, or the
-    /// `ReferenceRender` of `compile_with_fingerprint` when the reference must render.
+    /// `compile`'s text with its fingerprint and section offsets, computed while rendering:
+    /// a `memprompt.Compiled`, the same object again while nothing changed.
     #[pyo3(signature = (tool_usage_rules=None, sources=None, max_files_open=None, llm_config=None, client_skills=None))]
-    fn _compile_with_fingerprint<'py>(
+    fn compile_with_fingerprint<'py>(
         slf: &Bound<'py, Self>,
         tool_usage_rules: Option<&Bound<'py, PyAny>>,
         sources: Option<&Bound<'py, PyAny>>,
@@ -345,14 +372,11 @@ impl MemoryBase {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         match slf.get().compile_fields(py, tool_usage_rules, sources, max_files_open, llm_config, true)? {
-            Some((text, Some((fingerprint, sections)))) => {
-                Ok((text, fingerprint, sections).into_pyobject(py)?.into_any())
-            }
+            Some((_, Some(Detail(compiled)))) => Ok(compiled.into_bound(py)),
             // A compile asked for its detail returns it: without one, only the hand-off is left.
             _ => {
                 let args = (tool_usage_rules, sources, max_files_open, llm_config, client_skills);
-                let outcome = ReferenceRender::new(slf, "compile_with_fingerprint", args.into_pyobject(py)?);
-                Ok(Bound::new(py, outcome)?.into_any())
+                ReferenceRender::new(slf, "compile_with_fingerprint", args.into_pyobject(py)?).render(py)
             }
         }
     }

@@ -81,3 +81,18 @@ def test_per_byte_growth():
     assert first_last == pytest.approx(2.0)  # 2 ns/B over 1 ns/B
     assert worst == pytest.approx(4.0)  # 2 ns/B over 0.5 ns/B
     assert goals.per_byte_growth(rows[:1], "memprompt") is None
+
+
+def test_the_fingerprint_goal_compares_each_agent_with_its_own_compile():
+    compiles = [
+        Row("real agents: memory section", a, 0, 10, 10, median={"memprompt": t * US}) for a, t in (("a", 1), ("b", 2))
+    ]
+    fingerprinted = [
+        Row("real agents: fingerprinted memory section", a, 1, 10, 10, median={"memprompt": t * US})
+        for a, t in (("a", 1.2), ("b", 3), ("c", 9))  # c has no compile row: not judged
+    ]
+    found = verdicts(Results(compiles + fingerprinted, {}, "", {}))
+    verdict = found["compile_with_fingerprint against compile, every real agent"]
+    assert verdict.status == "missed" and verdict.measured == "a: 1.2x; b: 1.5x", verdict.measured
+    met = verdicts(Results(compiles + fingerprinted[:1], {}, "", {}))
+    assert met["compile_with_fingerprint against compile, every real agent"].status == "met"

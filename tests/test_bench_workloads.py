@@ -29,17 +29,12 @@ def test_grid_spans_the_issue_ranges():
     assert min(files) == 1 and max(files) == 1000
     assert [c.name for c in workloads.cases_of("rebuild decision", cases)] == ["10KB", "100KB", "1MB"]
     assert [case.order for case in cases] == list(range(len(cases)))
-    # Without agent files there are no real agents; with them, two cases per agent.
-    assert set(workloads.RENDERERS) - {case.renderer for case in cases} == {
-        "real agents: memory section",
-        "real agents: system message",
-    }
+    # Without agent files there are no real agents; with them, three cases per agent.
+    parts = ["real agents: memory section", "real agents: fingerprinted memory section", "real agents: system message"]
+    assert set(workloads.RENDERERS) - {case.renderer for case in cases} == set(parts)
     agents = workloads.agent_cases(AGENT_FILES)
     assert [(c.renderer, c.name) for c in agents] == [
-        ("real agents: memory section", "plain"),
-        ("real agents: system message", "plain"),
-        ("real agents: memory section", "tool_rules"),
-        ("real agents: system message", "tool_rules"),
+        (part, name) for name in ("plain", "tool_rules") for part in parts
     ]
 
 
@@ -72,6 +67,7 @@ def test_every_implementation_agrees_on_small_cases():
         "rebuild decision/10KB",
         "recompile/plain-5x2KB",
         "real agents: memory section/tool_rules",
+        "real agents: fingerprinted memory section/tool_rules",
         "real agents: system message/tool_rules",
     ):
         prepared = env.prepare(cases[case_id])
@@ -98,5 +94,5 @@ def test_the_shipped_suite_runs_from_any_folder(tmp_path):
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    # metadata, 3 rebuild decisions, plain and line-numbered 1x100B, 2 agent cases: 8 cases, 4 implementations each.
-    assert "32 passed" in result.stdout and "8 skipped" in result.stdout, result.stdout[-2000:]
+    # metadata, 3 rebuild decisions, plain and line-numbered 1x100B, 3 agent cases: 9 cases, 4 implementations each.
+    assert "36 passed" in result.stdout and "9 skipped" in result.stdout, result.stdout[-2000:]

@@ -89,6 +89,19 @@ def copy_floor_each(results: Results, rows: list[Row]) -> Measured | None:
     return _each(rows, lambda row: row.ratio("memprompt", "copy"), max)
 
 
+def over_compile_each(results: Results, rows: list[Row]) -> Measured | None:
+    """memprompt's time on each row over its time on the same agent's memory section (``compile``)."""
+    compiles = {row.case: row for row in results.of(REAL_MEMORY)}
+
+    def over_compile(row: Row) -> float | None:
+        compiled = compiles.get(row.case)
+        if compiled is None or "memprompt" not in row.median or not compiled.median.get("memprompt"):
+            return None
+        return row.median["memprompt"] / compiled.median["memprompt"]
+
+    return _each(rows, over_compile, max)
+
+
 def decode_floor_each(results: Results, rows: list[Row]) -> Measured | None:
     return _each(rows, lambda row: row.ratio("memprompt", "decode"), max)
 
@@ -146,6 +159,11 @@ MEASURES = {
     "speedup": Measure("memprompt's speed-up over Letta, every case", speedup_each, True, True),
     "median speedup": Measure("memprompt's speed-up over Letta, median of the cases", speedup_median, True, True),
     "x copy floor": Measure("memprompt's time over the copy floor, every case", copy_floor_each, False),
+    "x compile": Measure(
+        "memprompt's time over its own `compile` of the same agent's memory section, every case",
+        over_compile_each,
+        False,
+    ),
     "x decode floor": Measure("memprompt's time over the decode floor, every case", decode_floor_each, False),
     "per-byte growth": Measure(
         "memprompt's time per output byte, largest output over smallest, every renderer", linear_growth, False
@@ -170,8 +188,11 @@ class Goal:
 
 GIT_1000 = tuple(f"1000-blocks-depth-{d}" for d in (1, 5, 50))
 REAL_MEMORY, REAL_MESSAGE = "real agents: memory section", "real agents: system message"
+REAL_FINGERPRINTED = "real agents: fingerprinted memory section"
 #: The renderers whose cases render one section (or message) in full, by size.
-RENDERS = tuple(r for r in RENDERERS if r not in ("metadata", REAL_MEMORY, REAL_MESSAGE, *NOT_RENDERS))
+RENDERS = tuple(
+    r for r in RENDERERS if r not in ("metadata", REAL_MEMORY, REAL_FINGERPRINTED, REAL_MESSAGE, *NOT_RENDERS)
+)
 
 GOALS = (
     # Issue 11: rendering at the physical limit.
@@ -200,6 +221,12 @@ GOALS = (
     Goal("real agents, memory section: every agent", every(REAL_MEMORY, text="every agent given"), "speedup", 3),
     Goal("real agents, system message: median", every(REAL_MESSAGE, text="every agent given"), "median speedup", 10),
     Goal("real agents, system message: every agent", every(REAL_MESSAGE, text="every agent given"), "speedup", 3),
+    Goal(
+        "compile_with_fingerprint against compile, every real agent",
+        every(REAL_FINGERPRINTED, text="every agent given"),
+        "x compile",
+        1.3,
+    ),
     Goal(
         "peak memory of one compile",
         every(*RENDERS, text="the largest case of each renderer"),

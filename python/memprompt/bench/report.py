@@ -173,6 +173,8 @@ RENDERER_NOTES = {
     "real agents: memory section": "The memory section Letta compiles when it rebuilds each agent of the agent files "
     "given with `--agents` (read by `memprompt.agentfile`, converted to Letta's objects): tool rules, then "
     "`Memory.compile`.",
+    "real agents: fingerprinted memory section": "The same memory section with its fingerprint and section offsets "
+    "(`compile_with_fingerprint`, the reference's too). Letta has no fingerprint: its column is its `Memory.compile`.",
     "real agents: system message": "The whole message[0] rebuild of the same agents: the memory section above, "
     "then `get_system_message_from_compiled_memory`.",
     "rebuild decision": "Is message[0] current (memory unchanged)? memprompt: "

@@ -700,6 +700,39 @@ def _memory_section(env: Env, a: AgentInputs) -> Prepared:
     return Prepared(run, expected, expected)
 
 
+def _same_compiled(result: Any, expected: Any) -> bool:
+    """A ``Compiled`` equal to the reference's, or (Letta's, which has no fingerprint) its text."""
+    return bool(result == (expected.text if isinstance(result, str) else expected))
+
+
+def _fingerprinted_memory_section(env: Env, a: AgentInputs) -> Prepared:
+    """The memory section with its fingerprint and section offsets: ``compile_with_fingerprint``.
+
+    Letta has no fingerprint: its column is the memory section's, ``Memory.compile``.
+    """
+    mp, ref_rules = env.mp, env.ref_rules
+    mp_memory, ref_memory, letta_memory = a.memories
+    compile_kwargs = dict(sources=a.sources, max_files_open=a.max_files_open, llm_config=a.llm_config)
+    clear_cache = mp_memory.clear_cache
+
+    def run_memprompt() -> Any:
+        clear_cache()
+        return mp_memory.compile_with_fingerprint(
+            tool_usage_rules=mp.compile_tool_rule_prompts(a.rules), **compile_kwargs
+        )
+
+    def run_reference() -> Any:
+        rules = ref_rules.compile_tool_rule_prompts(a.rules)
+        return ref_memory.compile_with_fingerprint(tool_usage_rules=rules, **compile_kwargs)
+
+    run = {"memprompt": run_memprompt, "reference": run_reference}
+    section = _memory_section(env, a).run
+    if "letta" in section:
+        run["letta"] = section["letta"]
+    expected = run["reference"]()
+    return Prepared(run, expected, expected.text, check=_same_compiled)
+
+
 def _system_message(env: Env, a: AgentInputs) -> Prepared:
     """Letta's rebuild of message[0]: tool rules, memory, then the message around the template.
 
@@ -768,8 +801,12 @@ def prepare_system_message(n: int, size: int) -> Callable[[Env], Prepared]:
 # -- real agents -----------------------------------------------------------------
 
 
-#: The two renders of each agent: the memory section alone, and the whole system message.
-AGENT_PARTS = {"memory section": _memory_section, "system message": _system_message}
+#: The renders of each agent: the memory section alone, with its fingerprint, and the whole system message.
+AGENT_PARTS = {
+    "memory section": _memory_section,
+    "fingerprinted memory section": _fingerprinted_memory_section,
+    "system message": _system_message,
+}
 
 
 @lru_cache(maxsize=None)
@@ -780,9 +817,10 @@ def _load_agent_file(path: str) -> Any:
 
 
 def agent_cases(agent_files: Sequence[str | Path]) -> list[Case]:
-    """Two cases (memory section, system message) per agent of the given agent files.
+    """Three cases (memory section, fingerprinted memory section, system message) per agent of the given agent files.
 
-    The renderers are ``real agents: memory section`` and ``real agents: system message``;
+    The renderers are ``real agents: memory section``, ``real agents: fingerprinted memory section``
+    and ``real agents: system message``;
     a case is named by its file's stem (``[i]`` for the i-th of several agents).
     """
     names: set[str] = set()
@@ -1117,6 +1155,7 @@ RENDERERS = (
     "metadata",
     "system message",
     "real agents: memory section",
+    "real agents: fingerprinted memory section",
     "real agents: system message",
     "rebuild decision",
     "recompile",

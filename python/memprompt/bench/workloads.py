@@ -674,19 +674,25 @@ class AgentInputs:
     llm_config: Any
 
 
-def _memory_section(env: Env, a: AgentInputs) -> Prepared:
-    """The memory section alone, as Letta's rebuild compiles it: tool rules, then ``Memory.compile``."""
+def _memory_section(env: Env, a: AgentInputs, fingerprinted: bool = False) -> Prepared:
+    """The memory section alone, as Letta's rebuild compiles it: tool rules, then ``Memory.compile``.
+
+    ``fingerprinted``: memprompt and the reference run ``compile_with_fingerprint`` instead;
+    Letta, which has no fingerprint, still runs ``compile``.
+    """
     mp, ref_rules = env.mp, env.ref_rules
     mp_memory, ref_memory, letta_memory = a.memories
+    method = "compile_with_fingerprint" if fingerprinted else "compile"
+    compile_mp, compile_ref = getattr(mp_memory, method), getattr(ref_memory, method)
     compile_kwargs = dict(sources=a.sources, max_files_open=a.max_files_open, llm_config=a.llm_config)
     clear_cache = mp_memory.clear_cache
 
     def run_memprompt() -> Any:
         clear_cache()
-        return mp_memory.compile(tool_usage_rules=mp.compile_tool_rule_prompts(a.rules), **compile_kwargs)
+        return compile_mp(tool_usage_rules=mp.compile_tool_rule_prompts(a.rules), **compile_kwargs)
 
     def run_reference() -> Any:
-        return ref_memory.compile(tool_usage_rules=ref_rules.compile_tool_rule_prompts(a.rules), **compile_kwargs)
+        return compile_ref(tool_usage_rules=ref_rules.compile_tool_rule_prompts(a.rules), **compile_kwargs)
 
     run = {"memprompt": run_memprompt, "reference": run_reference}
     if letta_memory is not None:
@@ -697,40 +703,19 @@ def _memory_section(env: Env, a: AgentInputs) -> Prepared:
 
         run["letta"] = run_letta
     expected = run["reference"]()
+    if fingerprinted:
+        return Prepared(run, expected, expected.text, check=_same_compiled)
     return Prepared(run, expected, expected)
 
 
 def _same_compiled(result: Any, expected: Any) -> bool:
-    """A ``Compiled`` equal to the reference's, or (Letta's, which has no fingerprint) its text."""
+    """A ``Compiled`` equal to the reference's, or (Letta's) its text."""
     return bool(result == (expected.text if isinstance(result, str) else expected))
 
 
 def _fingerprinted_memory_section(env: Env, a: AgentInputs) -> Prepared:
-    """The memory section with its fingerprint and section offsets: ``compile_with_fingerprint``.
-
-    Letta has no fingerprint: its column is the memory section's, ``Memory.compile``.
-    """
-    mp, ref_rules = env.mp, env.ref_rules
-    mp_memory, ref_memory, letta_memory = a.memories
-    compile_kwargs = dict(sources=a.sources, max_files_open=a.max_files_open, llm_config=a.llm_config)
-    clear_cache = mp_memory.clear_cache
-
-    def run_memprompt() -> Any:
-        clear_cache()
-        return mp_memory.compile_with_fingerprint(
-            tool_usage_rules=mp.compile_tool_rule_prompts(a.rules), **compile_kwargs
-        )
-
-    def run_reference() -> Any:
-        rules = ref_rules.compile_tool_rule_prompts(a.rules)
-        return ref_memory.compile_with_fingerprint(tool_usage_rules=rules, **compile_kwargs)
-
-    run = {"memprompt": run_memprompt, "reference": run_reference}
-    section = _memory_section(env, a).run
-    if "letta" in section:
-        run["letta"] = section["letta"]
-    expected = run["reference"]()
-    return Prepared(run, expected, expected.text, check=_same_compiled)
+    """The memory section with its fingerprint and section offsets (see ``_memory_section``)."""
+    return _memory_section(env, a, fingerprinted=True)
 
 
 def _system_message(env: Env, a: AgentInputs) -> Prepared:

@@ -21,9 +21,40 @@ pub fn fingerprint_native(text: Native<'_>) -> u128 {
         // ASCII is its own UTF-8.
         return xxh3_128(ascii);
     }
-    let mut hasher = Xxh3Default::new();
-    text.utf8_chunks(&mut [0u8; 2048], |chunk| hasher.update(chunk));
-    hasher.digest128()
+    let mut hasher = Utf8Hasher::new();
+    hasher.update_native(text);
+    hasher.digest()
+}
+
+/// XXH3-128 streamed over UTF-8, with a buffer to encode text given in its own width.
+pub struct Utf8Hasher {
+    xxh3: Xxh3Default,
+    buf: [u8; 1024],
+}
+
+impl Utf8Hasher {
+    pub fn new() -> Self {
+        Utf8Hasher { xxh3: Xxh3Default::new(), buf: [0; 1024] }
+    }
+
+    pub fn update(&mut self, utf8: &[u8]) {
+        self.xxh3.update(utf8);
+    }
+
+    pub fn update_native(&mut self, text: Native<'_>) {
+        let Utf8Hasher { xxh3, buf } = self;
+        text.utf8_chunks(buf, |chunk| xxh3.update(chunk));
+    }
+
+    pub fn digest(&self) -> u128 {
+        self.xxh3.digest128()
+    }
+}
+
+impl Default for Utf8Hasher {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// The text that replaced every `{CORE_MEMORY}` in `message`, if `message` was built from

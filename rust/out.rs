@@ -5,8 +5,8 @@
 //! and fuzzing. No renderer computes its size by hand: `Count` runs the same code.
 
 use crate::error::{RenderError, RenderResult};
+use crate::fingerprint::Utf8Hasher;
 use crate::model::{Chars, Int};
-use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::text::{self, widen, Class, CodeUnit, Native, Unit, Units, CHUNK};
 
@@ -494,21 +494,8 @@ pub struct Wide<'a> {
     units: UnitsMut<'a>,
     at: usize,
     broken: bool,
-    hasher: Option<Box<Hasher>>,
+    hasher: Option<Box<Utf8Hasher>>,
     pub sections: Vec<Section>,
-}
-
-/// XXH3-128 over the output's UTF-8, with a buffer to encode text that is not ASCII.
-struct Hasher {
-    xxh3: Xxh3Default,
-    buf: [u8; 1024],
-}
-
-impl Hasher {
-    fn update_native(&mut self, text: Native<'_>) {
-        let Hasher { xxh3, buf } = self;
-        text.utf8_chunks(buf, |chunk| xxh3.update(chunk));
-    }
 }
 
 fn write_utf8<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
@@ -532,8 +519,7 @@ impl<'a> Wide<'a> {
 
     /// The same, also computing the output's fingerprint.
     pub fn hashing(units: UnitsMut<'a>) -> Self {
-        let hasher = Box::new(Hasher { xxh3: Xxh3Default::new(), buf: [0; 1024] });
-        Wide { hasher: Some(hasher), ..Wide::new(units) }
+        Wide { hasher: Some(Box::default()), ..Wide::new(units) }
     }
 
     fn capacity(&self) -> usize {
@@ -564,12 +550,12 @@ impl<'a> Wide<'a> {
         if self.broken || self.at != self.capacity() {
             return Err(RenderError::Value("the output changed between measuring and writing it".into()));
         }
-        Ok((self.sections, self.hasher.map(|h| h.xxh3.digest128())))
+        Ok((self.sections, self.hasher.map(|h| h.digest())))
     }
 
     fn hash(&mut self, utf8: &[u8]) {
         if let Some(h) = &mut self.hasher {
-            h.xxh3.update(utf8);
+            h.update(utf8);
         }
     }
 

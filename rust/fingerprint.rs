@@ -14,46 +14,23 @@ pub fn fingerprint(text: &[u8]) -> u128 {
     xxh3_128(text)
 }
 
-/// The same fingerprint of a `str` in its own width, streamed through a small
-/// encoding buffer: no UTF-8 copy of the text is made.
+/// The same fingerprint of a `str` in its own width, encoded through a buffer on the
+/// stack: no UTF-8 copy of the text is made, and text whose UTF-8 fits the buffer is
+/// hashed at once rather than streamed.
 pub fn fingerprint_native(text: Native<'_>) -> u128 {
     if let (Units::One(ascii), Class::Ascii) = (text.units, text.class) {
         // ASCII is its own UTF-8.
         return xxh3_128(ascii);
     }
-    let mut hasher = Utf8Hasher::new();
-    hasher.update_native(text);
-    hasher.digest()
-}
-
-/// XXH3-128 streamed over UTF-8, with a buffer to encode text given in its own width.
-pub struct Utf8Hasher {
-    xxh3: Xxh3Default,
-    buf: [u8; 1024],
-}
-
-impl Utf8Hasher {
-    pub fn new() -> Self {
-        Utf8Hasher { xxh3: Xxh3Default::new(), buf: [0; 1024] }
-    }
-
-    pub fn update(&mut self, utf8: &[u8]) {
-        self.xxh3.update(utf8);
-    }
-
-    pub fn update_native(&mut self, text: Native<'_>) {
-        let Utf8Hasher { xxh3, buf } = self;
-        text.utf8_chunks(buf, |chunk| xxh3.update(chunk));
-    }
-
-    pub fn digest(&self) -> u128 {
-        self.xxh3.digest128()
-    }
-}
-
-impl Default for Utf8Hasher {
-    fn default() -> Self {
-        Self::new()
+    let mut buf = [0u8; 4096];
+    let mut streamed: Option<Box<Xxh3Default>> = None;
+    let rest = text.utf8_chunks(&mut buf, |full| streamed.get_or_insert_default().update(full));
+    match streamed {
+        None => xxh3_128(&buf[..rest]),
+        Some(mut xxh3) => {
+            xxh3.update(&buf[..rest]);
+            xxh3.digest128()
+        }
     }
 }
 

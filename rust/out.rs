@@ -5,7 +5,6 @@
 //! and fuzzing. No renderer computes its size by hand: `Count` runs the same code.
 
 use crate::error::{RenderError, RenderResult};
-use crate::fingerprint::Utf8Hasher;
 use crate::model::{Chars, Int};
 
 use crate::text::{self, widen, Class, CodeUnit, Native, Unit, Units, CHUNK};
@@ -395,7 +394,9 @@ impl Sink for Out {
     }
 
     fn push_native(&mut self, text: Native<'_>) {
-        text.utf8_chunks(&mut [0u8; text::ENCODE_ROOM], |chunk| self.buf.extend_from_slice(chunk));
+        let mut buf = [0u8; text::ENCODE_ROOM];
+        let rest = text.utf8_chunks(&mut buf, |chunk| self.buf.extend_from_slice(chunk));
+        self.buf.extend_from_slice(&buf[..rest]);
     }
 
     fn push_both(&mut self, utf8: &[u8], _native: Native<'_>) {
@@ -484,17 +485,34 @@ pub enum UnitsMut<'a> {
     Four(&'a mut [u32]),
 }
 
+impl UnitsMut<'_> {
+    /// The same units, borrowed for a shorter while (to write them, then read them).
+    pub fn reborrow(&mut self) -> UnitsMut<'_> {
+        match self {
+            UnitsMut::One(u) => UnitsMut::One(u),
+            UnitsMut::Two(u) => UnitsMut::Two(u),
+            UnitsMut::Four(u) => UnitsMut::Four(u),
+        }
+    }
+
+    /// The units as text of `class`.
+    pub fn native(&self, class: Class) -> Native<'_> {
+        let units = match self {
+            UnitsMut::One(u) => Units::One(u),
+            UnitsMut::Two(u) => Units::Two(u),
+            UnitsMut::Four(u) => Units::Four(u),
+        };
+        Native { units, class }
+    }
+}
+
 /// Writes code units in place into a `str` allocated at its final length and width.
 /// Text that does not fit (a count that was wrong) marks the output broken instead
 /// of writing past it, and `finish` reports it.
-/// With `hashing`, it also streams the output's surrogatepass UTF-8 into XXH3-128 (the
-/// fingerprint): text that came with its UTF-8 is hashed as it is, the rest is encoded
-/// through a small buffer; no UTF-8 copy of the output is made.
 pub struct Wide<'a> {
     units: UnitsMut<'a>,
     at: usize,
     broken: bool,
-    hasher: Option<Box<Utf8Hasher>>,
     pub sections: Vec<Section>,
 }
 
@@ -514,12 +532,7 @@ fn write_native<U: Unit>(dst: &mut [U], at: usize, text: Native<'_>) -> Option<u
 
 impl<'a> Wide<'a> {
     pub fn new(units: UnitsMut<'a>) -> Self {
-        Wide { units, at: 0, broken: false, hasher: None, sections: Vec::new() }
-    }
-
-    /// The same, also computing the output's fingerprint.
-    pub fn hashing(units: UnitsMut<'a>) -> Self {
-        Wide { hasher: Some(Box::default()), ..Wide::new(units) }
+        Wide { units, at: 0, broken: false, sections: Vec::new() }
     }
 
     fn capacity(&self) -> usize {
@@ -534,35 +547,15 @@ impl<'a> Wide<'a> {
     pub fn write(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<Vec<Section>> {
         let mut wide = Wide::new(units);
         r.render(&mut wide)?;
-        wide.finish().map(|(sections, _)| sections)
+        wide.finish()
     }
 
-    /// The same, with the output's fingerprint (see `fingerprint`).
-    pub fn write_hashed(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<(Vec<Section>, u128)> {
-        let mut wide = Wide::hashing(units);
-        r.render(&mut wide)?;
-        let (sections, hash) = wide.finish()?;
-        Ok((sections, hash.unwrap_or_default()))
-    }
-
-    /// The sections (and fingerprint), once every unit was written and nothing more.
-    pub fn finish(self) -> RenderResult<(Vec<Section>, Option<u128>)> {
+    /// The sections, once every unit was written and nothing more.
+    pub fn finish(self) -> RenderResult<Vec<Section>> {
         if self.broken || self.at != self.capacity() {
             return Err(RenderError::Value("the output changed between measuring and writing it".into()));
         }
-        Ok((self.sections, self.hasher.map(|h| h.digest())))
-    }
-
-    fn hash(&mut self, utf8: &[u8]) {
-        if let Some(h) = &mut self.hasher {
-            h.update(utf8);
-        }
-    }
-
-    fn hash_native(&mut self, text: Native<'_>) {
-        if let Some(h) = &mut self.hasher {
-            h.update_native(text);
-        }
+        Ok(self.sections)
     }
 
     fn advance(&mut self, written: Option<usize>) {
@@ -579,7 +572,6 @@ impl Sink for Wide<'_> {
         if self.broken {
             return;
         }
-        self.hash(text);
         let at = self.at;
         let written = match &mut self.units {
             UnitsMut::One(u) => write_utf8(u, at, text),
@@ -590,13 +582,7 @@ impl Sink for Wide<'_> {
     }
 
     fn push_native(&mut self, text: Native<'_>) {
-        self.hash_native(text);
         self.push_units(text);
-    }
-
-    fn push_both(&mut self, utf8: &[u8], native: Native<'_>) {
-        self.hash(utf8);
-        self.push_units(native);
     }
 
     #[inline]
@@ -604,7 +590,6 @@ impl Sink for Wide<'_> {
         if self.broken {
             return;
         }
-        self.hash(text);
         let at = self.at;
         let written = match &mut self.units {
             UnitsMut::One(u) => write_ascii(u, at, text),
@@ -641,15 +626,6 @@ impl Sink for Wide<'_> {
             _ => None,
         };
         self.advance(written);
-        if let (Some(h), false) = (&mut self.hasher, self.broken) {
-            // Hashed from what was just written: the same UTF-8, in order.
-            let units = match &self.units {
-                UnitsMut::One(u) => Native { units: Units::One(&u[start..self.at]), class: Class::Latin1 },
-                UnitsMut::Two(u) => Native { units: Units::Two(&u[start..self.at]), class: Class::Ucs2 },
-                UnitsMut::Four(u) => Native { units: Units::Four(&u[start..self.at]), class: Class::Ucs4 },
-            };
-            h.update_native(units);
-        }
     }
 }
 
@@ -701,8 +677,11 @@ impl Final {
             OwnedUnits::Two(u) => UnitsMut::Two(u),
             OwnedUnits::Four(u) => UnitsMut::Four(u),
         };
-        let (sections, fingerprint) = Wide::write_hashed(r, target)?;
-        Ok(Final { units, class: count.class, sections, fingerprint })
+        let sections = Wide::write(r, target)?;
+        let mut fin = Final { units, class: count.class, sections, fingerprint: 0 };
+        // Hashed from the finished units, as the binding hashes the finished `str`.
+        fin.fingerprint = crate::fingerprint::fingerprint_native(fin.native());
+        Ok(fin)
     }
 
     /// The units as a `Native` text, with the class the count gave.

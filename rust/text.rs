@@ -267,45 +267,63 @@ impl<'a> Native<'a> {
         Native { units, class: self.class }
     }
 
-    /// The text as surrogatepass UTF-8, one chunk of at most `buf.len()` bytes (at least
-    /// `ENCODE_ROOM`) at a time.
-    pub fn utf8_chunks(&self, buf: &mut [u8], mut each: impl FnMut(&[u8])) {
+    /// The text as surrogatepass UTF-8, encoded into `buf` (at least `ENCODE_ROOM` bytes):
+    /// each time it is nearly full it is handed to `each`, and what it holds at the end
+    /// (its first bytes, their number returned) is left for the caller.
+    pub fn utf8_chunks(&self, buf: &mut [u8], mut each: impl FnMut(&[u8])) -> usize {
         if let (Units::One(bytes), Class::Ascii) = (self.units, self.class) {
             // ASCII is its own UTF-8.
-            return each(bytes);
+            each(bytes);
+            return 0;
         }
         match self.units {
-            Units::One(u) => encode_chunks(u, buf, each),
-            Units::Two(u) => encode_chunks(u, buf, each),
-            Units::Four(u) => encode_chunks(u, buf, each),
+            Units::One(u) => latin1_chunks(u, buf, each),
+            Units::Two(u) => encode_chunks(u, buf, 0, each),
+            Units::Four(u) => encode_chunks(u, buf, 0, each),
         }
     }
 }
 
-/// The most `encode_chunks` writes for one chunk: four bytes a unit.
-pub const ENCODE_ROOM: usize = 4 * CHUNK;
+/// The room `encode_chunks` needs for one chunk: four bytes a unit, and the 16 bytes
+/// that each run of ASCII is stored as (`encode_mixed`).
+pub const ENCODE_ROOM: usize = 5 * CHUNK;
+
+/// Latin-1 text read this many bytes at a time: a block that is all ASCII is its own UTF-8.
+const LATIN1_BLOCK: usize = 1024;
+
+/// `Native::utf8_chunks` of Latin-1 text: a block that is all ASCII is handed to `each`
+/// as it is, not copied; the others are encoded.
+fn latin1_chunks(bytes: &[u8], buf: &mut [u8], mut each: impl FnMut(&[u8])) -> usize {
+    let mut n = 0;
+    for block in bytes.chunks(LATIN1_BLOCK) {
+        if block.is_ascii() {
+            if n > 0 {
+                each(&buf[..n]);
+                n = 0;
+            }
+            each(block);
+        } else {
+            n = encode_chunks(block, buf, n, &mut each);
+        }
+    }
+    n
+}
 
 /// Encodes code units as surrogatepass UTF-8 into `buf` (at least `ENCODE_ROOM` bytes),
-/// handing each full chunk to `each`. A chunk's ASCII units are narrowed at once and its
-/// first other unit encoded on its own, so mostly-ASCII text costs about two instructions a unit.
-fn encode_chunks<T: CodeUnit>(units: &[T], buf: &mut [u8], mut each: impl FnMut(&[u8])) {
+/// after the `n` bytes it holds, as `Native::utf8_chunks` does. A chunk is narrowed to bytes and tested at once:
+/// an ASCII chunk is stored as it is, about one instruction a unit.
+fn encode_chunks<T: CodeUnit>(units: &[T], buf: &mut [u8], mut n: usize, mut each: impl FnMut(&[u8])) -> usize {
     debug_assert!(buf.len() >= ENCODE_ROOM);
-    let (mut i, mut n) = (0, 0);
-    while let Some(chunk) = units.get(i..).and_then(<[T]>::first_chunk::<CHUNK>) {
-        if n + ENCODE_ROOM > buf.len() {
-            each(&buf[..n]);
-            n = 0;
+    let mut i = 0;
+    loop {
+        let (read, written) = encode_while_room(&units[i..], &mut buf[n..]);
+        (i, n) = (i + read, n + written);
+        // No room even in an empty buffer (shorter than `ENCODE_ROOM`): the rest a unit at a time.
+        if units.len() - i < CHUNK || n == 0 {
+            break;
         }
-        // Every unit narrowed; only the ASCII prefix is kept.
-        for (b, &u) in buf[n..n + CHUNK].iter_mut().zip(chunk) {
-            *b = u.into() as u8;
-        }
-        let ascii = T::ascii_in_chunk(chunk);
-        (i, n) = (i + ascii, n + ascii);
-        if ascii < CHUNK {
-            n += encode(chunk[ascii].into(), &mut buf[n..]);
-            i += 1;
-        }
+        each(&buf[..n]);
+        n = 0;
     }
     for &u in &units[i..] {
         if n + 4 > buf.len() {
@@ -314,9 +332,82 @@ fn encode_chunks<T: CodeUnit>(units: &[T], buf: &mut [u8], mut each: impl FnMut(
         }
         n += encode(u.into(), &mut buf[n..]);
     }
-    if n > 0 {
-        each(&buf[..n]);
+    n
+}
+
+/// Chunks encoded together by `encode_while_room`: one test for four ASCII chunks.
+const BLOCK: usize = 4 * CHUNK;
+
+/// Encodes whole chunks of `units` into `buf` while it has room for one more: the units
+/// read and the bytes written. Four chunks at a time, then one.
+fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
+    let (mut i, mut n) = (0, 0);
+    while let (Some(block), Some(out)) =
+        (units.get(i..).and_then(<[T]>::first_chunk::<BLOCK>), buf.get_mut(n..n + 4 * ENCODE_ROOM))
+    {
+        // Every chunk is there (the block is whole); a missing one would be encoded unit by unit.
+        let narrowed: [([u8; CHUNK], u32); 4] = std::array::from_fn(|k| {
+            block[k * CHUNK..].first_chunk::<CHUNK>().map_or(([0; CHUNK], 0xFFFF), T::narrow_chunk)
+        });
+        if narrowed.iter().fold(0, |m, (_, mask)| m | mask) == 0 {
+            for (k, (bytes, _)) in narrowed.iter().enumerate() {
+                out[k * CHUNK..(k + 1) * CHUNK].copy_from_slice(bytes);
+            }
+            n += BLOCK;
+        } else {
+            let mut at = 0;
+            for (chunk, (bytes, mask)) in block.chunks_exact(CHUNK).zip(narrowed) {
+                at += encode_chunk(chunk, bytes, mask, &mut out[at..]);
+            }
+            n += at;
+        }
+        i += BLOCK;
     }
+    while let (Some(chunk), Some(out)) =
+        (units.get(i..).and_then(<[T]>::first_chunk::<CHUNK>), buf.get_mut(n..n + ENCODE_ROOM))
+    {
+        let (bytes, mask) = T::narrow_chunk(chunk);
+        n += encode_chunk(chunk, bytes, mask, out);
+        i += CHUNK;
+    }
+    (i, n)
+}
+
+/// One chunk, narrowed to `bytes` with its non-ASCII `mask`, into `out` (`ENCODE_ROOM` long).
+#[inline]
+fn encode_chunk<T: CodeUnit>(chunk: &[T], bytes: [u8; CHUNK], mask: u32, out: &mut [u8]) -> usize {
+    if mask == 0 {
+        out[..CHUNK].copy_from_slice(&bytes);
+        return CHUNK;
+    }
+    match chunk.first_chunk::<CHUNK>() {
+        Some(chunk) => encode_mixed(chunk, bytes, mask, out),
+        None => 0,
+    }
+}
+
+/// A chunk holding units that are not ASCII (bit `k` of `mask` for unit `k`). A few of
+/// them: each run of ASCII between them is stored from the narrowed `bytes` with one
+/// 16-byte copy, and each other unit encoded; many: every unit is encoded on its own.
+/// Returns the bytes written to `out` (`ENCODE_ROOM` long). Not inlined, so that the
+/// loop of ASCII chunks keeps its registers.
+#[inline(never)]
+fn encode_mixed<T: CodeUnit>(chunk: &[T; CHUNK], bytes: [u8; CHUNK], mut mask: u32, out: &mut [u8]) -> usize {
+    if mask.count_ones() > 4 {
+        return chunk.iter().fold(0, |n, &u| n + encode(u.into(), &mut out[n..]));
+    }
+    let mut lanes = [0u8; 2 * CHUNK];
+    lanes[..CHUNK].copy_from_slice(&bytes);
+    let (mut next, mut n) = (0, 0);
+    while mask != 0 {
+        let at = mask.trailing_zeros() as usize;
+        out[n..n + CHUNK].copy_from_slice(&lanes[next..next + CHUNK]);
+        n += at - next;
+        n += encode(chunk[at].into(), &mut out[n..]);
+        (next, mask) = (at + 1, mask & (mask - 1));
+    }
+    out[n..n + CHUNK].copy_from_slice(&lanes[next..next + CHUNK]);
+    n + CHUNK - next
 }
 
 /// Where ASCII `needle` (not empty) first occurs in `units`: candidates found 16 units at a time.
@@ -360,14 +451,16 @@ pub trait CodeUnit: Copy + Into<u32> {
     /// Where the first `\n` of a chunk is, found without a loop (a line is often shorter
     /// than a SIMD search's set-up).
     fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize>;
-    /// How many units a chunk starts with that are ASCII (`CHUNK` when all are).
-    fn ascii_in_chunk(chunk: &[Self; CHUNK]) -> usize;
+    /// The chunk narrowed to bytes (exact for its ASCII units), and a mask with bit `k`
+    /// set where unit `k` is not ASCII.
+    fn narrow_chunk(chunk: &[Self; CHUNK]) -> ([u8; CHUNK], u32);
 }
 
-/// `ascii_in_chunk` where there is no SSE2: a scan.
+/// `narrow_chunk` where there is no SSE2: unit by unit.
 #[cfg(any(test, not(target_arch = "x86_64")))]
-fn ascii_in_units<U: CodeUnit>(chunk: &[U; CHUNK]) -> usize {
-    chunk.iter().position(|&u| u.into() >= 0x80).unwrap_or(CHUNK)
+fn narrow_units<U: CodeUnit>(chunk: &[U; CHUNK]) -> ([u8; CHUNK], u32) {
+    let mask = chunk.iter().enumerate().fold(0, |m, (k, &u)| m | u32::from(u.into() >= 0x80) << k);
+    (chunk.map(|u| u.into() as u8), mask)
 }
 
 /// The first of the `bits`-wide lanes of `v` (lowest first) that equals `\n`.
@@ -397,49 +490,45 @@ fn first_set(mask: i32) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
-/// The ASCII units a chunk starts with, from a mask with bit `k` set where unit `k` is not ASCII.
-#[cfg(target_arch = "x86_64")]
-fn leading_clear(mask: i32) -> usize {
-    (mask | 1 << CHUNK).trailing_zeros() as usize
-}
-
 /// Newline masks of a chunk in each width: compare 16 units to `\n`, narrow the lanes to
 /// bytes (saturating: all ones stay all ones), and take each byte's top bit.
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use super::CHUNK;
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_packs_epi16, _mm_packs_epi32, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8, _mm_setzero_si128,
+        __m128i, _mm_adds_epu16, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_packs_epi16, _mm_packs_epi32, _mm_packus_epi16, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8,
     };
 
-    /// Non-ASCII masks of a chunk in each width: a byte's top bit, or a wider unit's bits above 0x7F.
-    pub fn high_one(chunk: &[u8; CHUNK]) -> i32 {
+    /// A chunk narrowed to bytes and its non-ASCII mask, in each width. Wide units are
+    /// packed with unsigned saturation (exact below 0x80); the mask is the top bit of each
+    /// unit plus 0x7F80, saturated, then packed with signed saturation (set from 0x80 up).
+    pub fn narrow_one(chunk: &[u8; CHUNK]) -> ([u8; CHUNK], u32) {
         // SAFETY: SSE2 is part of x86-64; the unaligned load reads the chunk's own 16 bytes.
-        unsafe { _mm_movemask_epi8(_mm_loadu_si128(chunk.as_ptr().cast())) }
+        unsafe { (*chunk, _mm_movemask_epi8(_mm_loadu_si128(chunk.as_ptr().cast())) as u32) }
     }
 
-    pub fn high_two(chunk: &[u16; CHUNK]) -> i32 {
+    pub fn narrow_two(chunk: &[u16; CHUNK]) -> ([u8; CHUNK], u32) {
         let at = chunk.as_ptr().cast::<__m128i>();
         // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 32 bytes.
-        unsafe {
-            let ascii = |k| {
-                _mm_cmpeq_epi16(_mm_and_si128(_mm_loadu_si128(at.add(k)), _mm_set1_epi16(!0x7F)), _mm_setzero_si128())
-            };
-            !_mm_movemask_epi8(_mm_packs_epi16(ascii(0), ascii(1))) & 0xFFFF
-        }
+        unsafe { narrow_halves(_mm_loadu_si128(at), _mm_loadu_si128(at.add(1))) }
     }
 
-    pub fn high_four(chunk: &[u32; CHUNK]) -> i32 {
+    pub fn narrow_four(chunk: &[u32; CHUNK]) -> ([u8; CHUNK], u32) {
         let at = chunk.as_ptr().cast::<__m128i>();
         // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 64 bytes.
         unsafe {
-            let ascii = |k| {
-                _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128(at.add(k)), _mm_set1_epi32(!0x7F)), _mm_setzero_si128())
-            };
-            let packed = _mm_packs_epi16(_mm_packs_epi32(ascii(0), ascii(1)), _mm_packs_epi32(ascii(2), ascii(3)));
-            !_mm_movemask_epi8(packed) & 0xFFFF
+            // Code points fit 31 bits: signed saturation keeps those below 0x8000, caps the rest.
+            let half = |k| _mm_packs_epi32(_mm_loadu_si128(at.add(k)), _mm_loadu_si128(at.add(k + 1)));
+            narrow_halves(half(0), half(2))
         }
+    }
+
+    /// 16 units as two vectors of 16-bit lanes, narrowed, with their mask.
+    unsafe fn narrow_halves(lo: __m128i, hi: __m128i) -> ([u8; CHUNK], u32) {
+        let bytes: [u8; CHUNK] = std::mem::transmute(_mm_packus_epi16(lo, hi));
+        let high = |v| _mm_adds_epu16(v, _mm_set1_epi16(0x7F80));
+        (bytes, _mm_movemask_epi8(_mm_packs_epi16(high(lo), high(hi))) as u32)
     }
 
     pub fn one(chunk: &[u8; CHUNK]) -> i32 {
@@ -466,9 +555,9 @@ mod sse2 {
     }
 }
 
-/// One `newline_in_chunk` and `ascii_in_chunk` for each width: SSE2 on x86-64, words or a scan elsewhere.
+/// One `newline_in_chunk` and `narrow_chunk` for each width: SSE2 on x86-64, words or a scan elsewhere.
 macro_rules! chunk_masks {
-    ($newline:ident, $high:ident) => {
+    ($newline:ident, $narrow:ident) => {
         fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize> {
             #[cfg(target_arch = "x86_64")]
             return first_set(sse2::$newline(chunk));
@@ -476,11 +565,11 @@ macro_rules! chunk_masks {
             return newline_in_words(chunk);
         }
 
-        fn ascii_in_chunk(chunk: &[Self; CHUNK]) -> usize {
+        fn narrow_chunk(chunk: &[Self; CHUNK]) -> ([u8; CHUNK], u32) {
             #[cfg(target_arch = "x86_64")]
-            return leading_clear(sse2::$high(chunk));
+            return sse2::$narrow(chunk);
             #[cfg(not(target_arch = "x86_64"))]
-            return ascii_in_units(chunk);
+            return narrow_units(chunk);
         }
     };
 }
@@ -492,7 +581,7 @@ impl CodeUnit for u8 {
     fn count_newlines(units: &[Self]) -> usize {
         memchr::memchr_iter(b'\n', units).count()
     }
-    chunk_masks!(one, high_one);
+    chunk_masks!(one, narrow_one);
 }
 
 impl CodeUnit for u16 {
@@ -502,7 +591,7 @@ impl CodeUnit for u16 {
     fn count_newlines(units: &[Self]) -> usize {
         count_in_lanes(units, 0x0A)
     }
-    chunk_masks!(two, high_two);
+    chunk_masks!(two, narrow_two);
 }
 
 impl CodeUnit for u32 {
@@ -512,7 +601,7 @@ impl CodeUnit for u32 {
     fn count_newlines(units: &[Self]) -> usize {
         count_in_lanes(units, 0x0A)
     }
-    chunk_masks!(four, high_four);
+    chunk_masks!(four, narrow_four);
 }
 
 /// The line before the first newline (found by `find`), and the rest after it.
@@ -544,21 +633,22 @@ impl<'a> From<&'a [u32]> for Units<'a> {
     }
 }
 
-/// Writes `cp` as UTF-8 (a surrogate as its 3-byte form) into `buf`; returns the bytes written.
+/// Writes `cp` as UTF-8 (a surrogate as its 3-byte form) into `buf`, which has room for
+/// four bytes (all four are stored, as one word); returns the bytes that count.
 fn encode(cp: u32, buf: &mut [u8]) -> usize {
-    let bytes: &[u8] = match cp {
-        0..=0x7F => &[cp as u8],
-        0x80..=0x7FF => &[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8],
-        0x800..=0xFFFF => &[0xE0 | (cp >> 12) as u8, 0x80 | ((cp >> 6) & 0x3F) as u8, 0x80 | (cp & 0x3F) as u8],
-        _ => &[
-            0xF0 | (cp >> 18) as u8,
-            0x80 | ((cp >> 12) & 0x3F) as u8,
-            0x80 | ((cp >> 6) & 0x3F) as u8,
-            0x80 | (cp & 0x3F) as u8,
-        ],
+    let (word, len) = if cp < 0x80 {
+        (cp, 1)
+    } else if cp < 0x800 {
+        (0x80C0 | cp >> 6 | (cp & 0x3F) << 8, 2)
+    } else if cp < 0x1_0000 {
+        (0x80_80E0 | cp >> 12 | (cp >> 6 & 0x3F) << 8 | (cp & 0x3F) << 16, 3)
+    } else {
+        (0x8080_80F0 | cp >> 18 | (cp >> 12 & 0x3F) << 8 | (cp >> 6 & 0x3F) << 16 | (cp & 0x3F) << 24, 4)
     };
-    buf[..bytes.len()].copy_from_slice(bytes);
-    bytes.len()
+    if let Some(out) = buf.first_chunk_mut::<4>() {
+        *out = word.to_le_bytes();
+    }
+    len
 }
 
 /// A code unit of a `str` of some width.
@@ -802,23 +892,35 @@ mod tests {
     }
 
     #[test]
-    fn the_ascii_prefix_of_a_chunk_is_found_where_a_scan_finds_it() {
-        // The first non-ASCII unit (or none) at every place, among units on both sides of
-        // 0x80 in each byte of a wide unit; the SIMD search and the scan agree.
+    fn a_chunk_is_narrowed_and_its_other_units_found_as_a_scan_finds_them() {
+        // A non-ASCII unit (or none) at every place, or at every place from there on, among
+        // units on both sides of 0x80 in each byte of a wide unit: SIMD and the scan agree on
+        // the mask and on every ASCII byte.
         for at in 0..=CHUNK {
             for high in [0x80u32, 0xFF, 0x100, 0x7F7F, 0x8000, 0xD800, 0xFFFF, 0x1_0000, 0x10_FFFF, 0x7F00_0000] {
-                for fill in [0x00u32, 0x41, 0x7F] {
-                    let wide: [u32; CHUNK] = std::array::from_fn(|i| if i == at { high } else { fill });
+                for (fill, tail) in [(0x00u32, false), (0x41, false), (0x7F, false), (0x41, true)] {
+                    let wide: [u32; CHUNK] =
+                        std::array::from_fn(|i| if i == at || (tail && i > at) { high } else { fill + i as u32 % 2 });
                     let two: [u16; CHUNK] = wide.map(|u| u as u16);
                     let one: [u8; CHUNK] = wide.map(|u| u as u8);
-                    let scan = |w: [u32; CHUNK]| w.iter().position(|&u| u >= 0x80).unwrap_or(CHUNK);
+                    let scan = |w: [u32; CHUNK]| {
+                        let mask = w.iter().enumerate().fold(0u32, |m, (k, &u)| m | u32::from(u >= 0x80) << k);
+                        (w.map(|u| if u < 0x80 { u as u8 } else { 0 }), mask)
+                    };
                     let found = [
-                        (u32::ascii_in_chunk(&wide), ascii_in_units(&wide), scan(wide)),
-                        (u16::ascii_in_chunk(&two), ascii_in_units(&two), scan(two.map(u32::from))),
-                        (u8::ascii_in_chunk(&one), ascii_in_units(&one), scan(one.map(u32::from))),
+                        (u32::narrow_chunk(&wide), narrow_units(&wide), scan(wide)),
+                        (u16::narrow_chunk(&two), narrow_units(&two), scan(two.map(u32::from))),
+                        (u8::narrow_chunk(&one), narrow_units(&one), scan(one.map(u32::from))),
                     ];
-                    for (chunk, units, scan) in found {
-                        assert_eq!((chunk, units), (scan, scan), "{at} {high:#x} {fill:#x}");
+                    for (chunk, units, (ascii, mask)) in found {
+                        let kept = |(bytes, m): ([u8; CHUNK], u32)| {
+                            (std::array::from_fn::<u8, CHUNK, _>(|k| if m >> k & 1 == 0 { bytes[k] } else { 0 }), m)
+                        };
+                        assert_eq!(
+                            (kept(chunk), kept(units)),
+                            ((ascii, mask), (ascii, mask)),
+                            "{at} {high:#x} {fill:#x}"
+                        );
                     }
                 }
             }
@@ -833,7 +935,17 @@ mod tests {
         let text: String = (0..400).map(|i| format!("{}{}", "a".repeat(i % 41), pieces[i % 4])).collect();
         let latin1: String = (0..400).map(|i| format!("{}\u{ff}", "b".repeat(i % 37))).collect();
         let bmp: String = (0..400).map(|i| format!("{}{}", "c".repeat(i % 43), pieces[[0, 1, 3][i % 3]])).collect();
-        let texts = [(text.as_str(), &[4][..]), (bmp.as_str(), &[2, 4][..]), (latin1.as_str(), &[1, 2, 4][..])];
+        // Chunks with few ASCII units, or none, and every count of other units.
+        let dense: String = (0..600).map(|i| if i % (1 + i / 40) == 0 { "d" } else { pieces[i % 3] }).collect();
+        // Latin-1 blocks all ASCII (handed over as they are) between blocks that are not.
+        let sparse: String = (0..12).map(|i| format!("{}\u{e9}", "s".repeat([3000, 1023, 1024, 5][i % 4]))).collect();
+        let texts = [
+            (text.as_str(), &[4][..]),
+            (bmp.as_str(), &[2, 4][..]),
+            (latin1.as_str(), &[1, 2, 4][..]),
+            (dense.as_str(), &[4][..]),
+            (sparse.as_str(), &[1, 2][..]),
+        ];
         for (text, widths) in texts {
             let cps: Vec<u32> = text.chars().map(u32::from).collect();
             let (one, two): (Vec<u8>, Vec<u16>) =
@@ -844,10 +956,11 @@ mod tests {
                     2 => Native { units: Units::Two(&two), class: Class::Ucs2 },
                     _ => Native { units: Units::Four(&cps), class: Class::Ucs4 },
                 };
-                for buf in [ENCODE_ROOM, ENCODE_ROOM + 21, 4096] {
-                    let mut utf8 = Vec::new();
-                    native.utf8_chunks(&mut vec![0u8; buf], |c| utf8.extend_from_slice(c));
-                    assert!(utf8 == text.as_bytes(), "width {width}, buffer {buf}");
+                for size in [ENCODE_ROOM, ENCODE_ROOM + 21, 4096] {
+                    let (mut utf8, mut buf) = (Vec::new(), vec![0u8; size]);
+                    let rest = native.utf8_chunks(&mut buf, |c| utf8.extend_from_slice(c));
+                    utf8.extend_from_slice(&buf[..rest]);
+                    assert!(utf8 == text.as_bytes(), "width {width}, buffer {size}");
                 }
             }
         }
@@ -889,8 +1002,9 @@ mod tests {
         assert_eq!(decode_into(&text, &mut [0u16; 8]), None, "U+1F600 is no UCS-2 unit");
         assert_eq!(decode_into(&text, &mut [0u32; 5]), None, "six code points need six units");
         let native = Native { units: Units::Four(&wide[..n]), class: Class::Ucs4 };
-        let mut utf8 = Vec::new();
-        native.utf8_chunks(&mut [0u8; ENCODE_ROOM], |c| utf8.extend_from_slice(c));
+        let (mut utf8, mut buf) = (Vec::new(), [0u8; ENCODE_ROOM]);
+        let rest = native.utf8_chunks(&mut buf, |c| utf8.extend_from_slice(c));
+        utf8.extend_from_slice(&buf[..rest]);
         assert_eq!(utf8, text);
         let lines: Vec<usize> = native.lines().map(|l| l.len()).collect();
         assert_eq!(lines, vec![6]);

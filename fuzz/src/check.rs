@@ -73,7 +73,11 @@ pub fn final_width(r: &(impl Render + ?Sized), utf8: &Out) {
     let fin = Final::of(r).expect("what rendered once renders again");
     assert_eq!(fin.to_utf8(), utf8.buf, "the final-width output is the UTF-8 output");
     assert_eq!(fin.class, fin.exact_class(), "the counted class is the exact one");
-    assert_eq!(fin.fingerprint, memprompt::fingerprint::fingerprint(&utf8.buf), "the streamed fingerprint");
+    assert_eq!(
+        fin.fingerprint,
+        memprompt::fingerprint::fingerprint(&utf8.buf),
+        "the fingerprint of the final-width units"
+    );
     assert_eq!(fin.sections.len(), utf8.sections.len());
     for (wide, bytes) in fin.sections.iter().zip(&utf8.sections) {
         assert_eq!(wide.name, bytes.name);

@@ -377,7 +377,7 @@ pub fn render_str<'py, R: Render + Sync + ?Sized>(
     Ok((s, sections))
 }
 
-/// `render_str`, with the output's fingerprint streamed while it is written.
+/// `render_str`, with the output's fingerprint, hashed from the finished `str`.
 pub fn render_str_hashed<'py, R: Render + Sync + ?Sized>(
     py: Python<'py>,
     r: &R,
@@ -391,13 +391,10 @@ fn render<'py, R: Render + Sync + ?Sized>(
     hashed: bool,
 ) -> PyResult<(Bound<'py, PyString>, Vec<Section>, u128)> {
     let count = Count::of(r).map_err(super::to_py_err)?;
-    let (s, units) = new_str(py, count)?;
-    let write = move || {
-        if hashed {
-            Wide::write_hashed(r, units)
-        } else {
-            Wide::write(r, units).map(|sections| (sections, 0))
-        }
+    let (s, mut units) = new_str(py, count)?;
+    let mut write = move || {
+        let sections = Wide::write(r, units.reborrow())?;
+        Ok((sections, if hashed { crate::fingerprint::fingerprint_native(units.native(count.class)) } else { 0 }))
     };
     let written = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
     let (sections, fingerprint) = written.map_err(super::to_py_err)?;

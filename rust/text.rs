@@ -310,15 +310,16 @@ fn latin1_chunks(bytes: &[u8], buf: &mut [u8], mut each: impl FnMut(&[u8])) -> u
 }
 
 /// Encodes code units as surrogatepass UTF-8 into `buf` (at least `ENCODE_ROOM` bytes),
-/// after the `n` bytes it holds, as `Native::utf8_chunks` does. A chunk is narrowed to bytes and tested at once:
-/// an ASCII chunk is stored as it is, about one instruction a unit.
+/// after the `n` bytes it holds, as `Native::utf8_chunks` does. A chunk is narrowed to
+/// bytes and tested at once: an ASCII chunk is stored as it is, about one instruction a unit.
 fn encode_chunks<T: CodeUnit>(units: &[T], buf: &mut [u8], mut n: usize, mut each: impl FnMut(&[u8])) -> usize {
     debug_assert!(buf.len() >= ENCODE_ROOM);
     let mut i = 0;
     loop {
         let (read, written) = encode_while_room(&units[i..], &mut buf[n..]);
         (i, n) = (i + read, n + written);
-        // No room even in an empty buffer (shorter than `ENCODE_ROOM`): the rest a unit at a time.
+        // Fewer units than a chunk left, or no room even in an empty buffer (shorter than
+        // `ENCODE_ROOM`): the rest a unit at a time.
         if units.len() - i < CHUNK || n == 0 {
             break;
         }

@@ -23,7 +23,7 @@ pub fn fingerprint_native(text: Native<'_>) -> u128 {
         return xxh3_128(ascii);
     }
     let mut buf = [0u8; 4096];
-    let mut streamed: Option<Box<Xxh3Default>> = None;
+    let mut streamed: Option<Xxh3Default> = None;
     let rest = text.utf8_chunks(&mut buf, |full| streamed.get_or_insert_default().update(full));
     match streamed {
         None => xxh3_128(&buf[..rest]),

@@ -654,13 +654,12 @@ pub enum OwnedUnits {
     Four(Vec<u32>),
 }
 
-/// The final-width output of a render: its units, class, sections (code points) and fingerprint.
+/// The final-width output of a render: its units, class and sections (code points).
 #[derive(Debug, Clone)]
 pub struct Final {
     pub units: OwnedUnits,
     pub class: Class,
     pub sections: Vec<Section>,
-    pub fingerprint: u128,
 }
 
 impl Final {
@@ -678,10 +677,12 @@ impl Final {
             OwnedUnits::Four(u) => UnitsMut::Four(u),
         };
         let sections = Wide::write(r, target)?;
-        let mut fin = Final { units, class: count.class, sections, fingerprint: 0 };
-        // Hashed from the finished units, as the binding hashes the finished `str`.
-        fin.fingerprint = crate::fingerprint::fingerprint_native(fin.native());
-        Ok(fin)
+        Ok(Final { units, class: count.class, sections })
+    }
+
+    /// The fingerprint, hashed from the finished units as the binding hashes the finished `str`.
+    pub fn fingerprint(&self) -> u128 {
+        crate::fingerprint::fingerprint_native(self.native())
     }
 
     /// The units as a `Native` text, with the class the count gave.
@@ -860,7 +861,7 @@ mod tests {
             assert_eq!(fin.to_utf8(), out.buf);
             assert_eq!((fin.class, fin.exact_class()), (class, class));
             assert_eq!(fin.sections, vec![Section { name: "all", start: 0, end: text::char_len(&out.buf) }]);
-            assert_eq!(fin.fingerprint, crate::fingerprint::fingerprint(&out.buf));
+            assert_eq!(fin.fingerprint(), crate::fingerprint::fingerprint(&out.buf));
         }
     }
 
@@ -901,7 +902,7 @@ mod tests {
                 let fin = Final::of(&r).unwrap();
                 assert_eq!(fin.to_utf8(), expected.as_bytes(), "{value:?}");
                 assert_eq!(fin.class, fin.exact_class(), "{value:?}");
-                assert_eq!(fin.fingerprint, crate::fingerprint::fingerprint(expected.as_bytes()));
+                assert_eq!(fin.fingerprint(), crate::fingerprint::fingerprint(expected.as_bytes()));
             }
         }
         assert_eq!((digits_up_to(0), digits_up_to(9), digits_up_to(10), digits_up_to(100)), (0, 9, 11, 192));

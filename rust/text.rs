@@ -357,7 +357,7 @@ fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize)
             n += BLOCK;
         } else {
             let mut at = 0;
-            for (chunk, (bytes, mask)) in block.chunks_exact(CHUNK).zip(narrowed) {
+            for (chunk, (bytes, mask)) in block.chunks_exact(CHUNK).filter_map(<[T]>::first_chunk).zip(narrowed) {
                 at += encode_chunk(chunk, bytes, mask, &mut out[at..]);
             }
             n += at;
@@ -376,15 +376,12 @@ fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize)
 
 /// One chunk, narrowed to `bytes` with its non-ASCII `mask`, into `out` (`ENCODE_ROOM` long).
 #[inline]
-fn encode_chunk<T: CodeUnit>(chunk: &[T], bytes: [u8; CHUNK], mask: u32, out: &mut [u8]) -> usize {
+fn encode_chunk<T: CodeUnit>(chunk: &[T; CHUNK], bytes: [u8; CHUNK], mask: u32, out: &mut [u8]) -> usize {
     if mask == 0 {
         out[..CHUNK].copy_from_slice(&bytes);
         return CHUNK;
     }
-    match chunk.first_chunk::<CHUNK>() {
-        Some(chunk) => encode_mixed(chunk, bytes, mask, out),
-        None => 0,
-    }
+    encode_mixed(chunk, bytes, mask, out)
 }
 
 /// A chunk holding units that are not ASCII (bit `k` of `mask` for unit `k`). A few of

@@ -74,7 +74,7 @@ pub fn final_width(r: &(impl Render + ?Sized), utf8: &Out) {
     assert_eq!(fin.to_utf8(), utf8.buf, "the final-width output is the UTF-8 output");
     assert_eq!(fin.class, fin.exact_class(), "the counted class is the exact one");
     assert_eq!(
-        fin.fingerprint,
+        fin.fingerprint(),
         memprompt::fingerprint::fingerprint(&utf8.buf),
         "the fingerprint of the final-width units"
     );

@@ -35,10 +35,12 @@ const REMINDER: &str = "\n\nReminder: <projection> contains the local path of th
 /// label has a part equal to one of Letta's reserved keys. `render` is only exact
 /// when this is false.
 pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
+    // Every reserved key holds `_`: a label without one after `system/` has none of them.
     blocks
         .iter()
-        .filter(|b| b.label.starts_with(SYSTEM_PREFIX))
-        .any(|b| path_parts(&b.label).any(|part| RESERVED.contains(&part)))
+        .filter_map(|b| b.label.strip_prefix(SYSTEM_PREFIX))
+        .filter(|rest| rest.contains(&b'_'))
+        .any(|rest| path_parts(rest).any(|part| RESERVED.contains(&part)))
 }
 
 /// Git memory prepared once (labels sorted, the external tree built) and written by
@@ -101,13 +103,36 @@ pub fn render(out: &mut impl Sink, blocks: &[Block]) -> RenderResult {
     Ok(())
 }
 
-/// A block's path below `system/`: `parts[start..end]`.
+/// A block's path below `system/`: `parts[start..end]`, its sort key `keys[key_start..key_end]`.
 struct Path<'l, 'b> {
-    /// The first bytes of the first part, to sort without comparing whole paths.
+    /// The first bytes of the key, to sort without comparing whole keys.
     head: u64,
     start: usize,
     end: usize,
+    key_start: usize,
+    key_end: usize,
     block: &'l Block<'b>,
+}
+
+/// Appends the sort key of a path: each part escaped and ended by `0x00`, so that keys
+/// compare as bytes exactly as the paths compare part by part (one memcmp, not one per
+/// part). In a part, `0x00` becomes `0x01 0x01` and `0x01` becomes `0x01 0x02`; every other
+/// byte is at least `0x02`, so an ended part sorts before any longer one.
+fn push_path_key(keys: &mut Vec<u8>, parts: &[&[u8]]) {
+    for part in parts {
+        if part.iter().all(|&b| b > 1) {
+            keys.extend_from_slice(part);
+        } else {
+            for &b in *part {
+                if b > 1 {
+                    keys.push(b);
+                } else {
+                    keys.extend_from_slice(&[1, b + 1]);
+                }
+            }
+        }
+        keys.push(0);
+    }
 }
 
 /// The `system/` blocks other than the persona, as nested tags. A path that is
@@ -115,24 +140,28 @@ struct Path<'l, 'b> {
 /// and then the nested tags; of two blocks with the same path, the later one wins.
 fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> NestedTags<'l> {
     let mut parts: Vec<&[u8]> = Vec::new();
+    let mut keys: Vec<u8> = Vec::new();
     let mut paths: Vec<Path> = Vec::new();
     for block in blocks {
         let start = parts.len();
         parts.extend(path_parts(block.label.strip_prefix(SYSTEM_PREFIX).unwrap_or_default()));
-        if let Some(first) = parts.get(start) {
-            paths.push(Path { head: sort_head(first, b""), start, end: parts.len(), block });
-        }
+        let Some(path) = parts.get(start..).filter(|p| !p.is_empty()) else { continue };
+        let key_start = keys.len();
+        push_path_key(&mut keys, path);
+        let key = keys.get(key_start..).unwrap_or_default();
+        let head = sort_head(key, b"");
+        paths.push(Path { head, start, end: parts.len(), key_start, key_end: keys.len(), block });
     }
     let path_of = |p: &Path| parts.get(p.start..p.end).unwrap_or_default();
-    // Equal paths keep their input order (`start` grows with it): the last one written stays last.
-    paths.sort_unstable_by(|a, b| {
-        a.head.cmp(&b.head).then_with(|| path_of(a).cmp(path_of(b))).then(a.start.cmp(&b.start))
-    });
+    let key_of = |p: &Path| keys.get(p.key_start..p.key_end).unwrap_or_default();
+    // Stable, so equal paths keep their input order (the last one written stays last), and
+    // adaptive: labels listed in order (as a repository lists its files) cost one pass.
+    paths.sort_by(|a, b| a.head.cmp(&b.head).then_with(|| key_of(a).cmp(key_of(b))));
     let mut shown = Vec::with_capacity(paths.len());
     let mut open: &[&[u8]] = &[];
     for (i, p) in paths.iter().enumerate() {
         let path = path_of(p);
-        if paths.get(i + 1).is_some_and(|next| path_of(next) == path) {
+        if paths.get(i + 1).is_some_and(|next| key_of(next) == key_of(p)) {
             continue;
         }
         let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
@@ -295,8 +324,11 @@ struct Line<'b> {
 fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTree<'l>> {
     blocks.sort_by(|a, b| a.label.cmp(&b.label));
 
-    let mut tree: HashMap<(usize, Name), Node, FoldState> =
+    // Where each `(directory, name)` is in `entries`, which keeps them in insertion order,
+    // so that the sorted labels give each directory's lines already sorted.
+    let mut index: HashMap<(usize, Name), usize, FoldState> =
         HashMap::with_capacity_and_hasher(blocks.len(), FoldState::new());
+    let mut entries: Vec<(usize, Name, Node)> = Vec::with_capacity(blocks.len());
     let mut dirs = 1;
     for block in &blocks {
         let mut parts = path_parts(strip(&block.label));
@@ -307,13 +339,14 @@ fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTre
             let Some(at) = dir else {
                 return Err(RenderError::Attribute("'NoneType' object has no attribute 'setdefault'".into()));
             };
-            dir = match tree.entry((at, Name::dir(name))) {
-                MapEntry::Occupied(e) => match e.get() {
-                    Node::Dir(sub) => Some(*sub),
-                    Node::File => None,
+            dir = match index.entry((at, Name::dir(name))) {
+                MapEntry::Occupied(e) => match entries.get(*e.get()).map(|&(_, _, node)| node) {
+                    Some(Node::Dir(sub)) => Some(sub),
+                    _ => None,
                 },
                 MapEntry::Vacant(e) => {
-                    e.insert(Node::Dir(dirs));
+                    e.insert(entries.len());
+                    entries.push((at, Name::dir(name), Node::Dir(dirs)));
                     dirs += 1;
                     Some(dirs - 1)
                 }
@@ -323,13 +356,25 @@ fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTre
         let Some(at) = dir else {
             return Err(RenderError::Type("'NoneType' object does not support item assignment".into()));
         };
-        tree.insert((at, Name::file(name)), Node::File);
+        let file = Name::file(name);
+        match index.entry((at, file)) {
+            MapEntry::Occupied(e) => {
+                if let Some(slot) = entries.get_mut(*e.get()) {
+                    slot.2 = Node::File;
+                }
+            }
+            MapEntry::Vacant(e) => {
+                e.insert(entries.len());
+                entries.push((at, file, Node::File));
+            }
+        }
     }
+    drop(index);
 
     // Each directory's directories, then its files.
-    let lines: Vec<(usize, Line)> = tree
+    let lines: Vec<(usize, Line)> = entries
         .into_iter()
-        .map(|((dir, name), node)| {
+        .map(|(dir, name, node)| {
             let bucket = 2 * dir + usize::from(matches!(node, Node::File));
             (bucket, Line { head: sort_head(name.stem, name.suffix()), name, node })
         })
@@ -742,6 +787,32 @@ mod tests {
         // Outside `system/`, near misses, and Letta's other reserved key are fine.
         assert!(!fallback(&["notes/__value__", "skills/__label__", "__value__", "system"]));
         assert!(!fallback(&["system/__value", "system/x__label__", "system/__block__", "system/persona"]));
+    }
+
+    #[test]
+    fn path_keys_compare_as_paths_do_part_by_part() {
+        // Every part of one or two bytes around the escapes, in paths of one or two parts.
+        let alphabet = [0u8, 1, 2, 3, 0xff];
+        let mut parts: Vec<Vec<u8>> = alphabet.iter().map(|&a| vec![a]).collect();
+        parts.extend(alphabet.iter().flat_map(|&a| alphabet.iter().map(move |&b| vec![a, b])));
+        let mut paths: Vec<Vec<&[u8]>> = parts.iter().map(|p| vec![&p[..]]).collect();
+        paths.extend(parts.iter().flat_map(|p| parts.iter().map(move |q| vec![&p[..], &q[..]])));
+        let keys: Vec<Vec<u8>> = paths
+            .iter()
+            .map(|path| {
+                let mut key = Vec::new();
+                push_path_key(&mut key, path);
+                key
+            })
+            .collect();
+        for (a, key_a) in paths.iter().zip(&keys) {
+            for (b, key_b) in paths.iter().zip(&keys) {
+                assert_eq!(key_a.cmp(key_b), a.cmp(b), "{a:?} {b:?}");
+                // Heads that differ order the paths as their keys do.
+                let heads = sort_head(key_a, b"").cmp(&sort_head(key_b, b""));
+                assert!(heads == Ordering::Equal || heads == a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

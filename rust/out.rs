@@ -48,7 +48,7 @@ pub trait Sink {
         let mut n = n;
         while n > 0 {
             let chunk = n.min(SPACES.len());
-            self.push(&SPACES[..chunk]);
+            self.push_ascii(&SPACES[..chunk]);
             n -= chunk;
         }
     }

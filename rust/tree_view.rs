@@ -38,8 +38,10 @@ enum Entry {
 
 /// Letta's nested dicts. Directory `0` is the root.
 struct Dirs<'b> {
-    /// Every entry except the `__block__` ones, keyed by `(directory, part)`.
-    children: HashMap<(usize, &'b [u8]), Option<Entry>, FoldState>,
+    /// Where each entry but the `__block__` ones is in `entries`, keyed by `(directory, part)`.
+    index: HashMap<(usize, &'b [u8]), usize, FoldState>,
+    /// Those entries, `(directory, part, value)`, in the order the dicts first had them.
+    entries: Vec<(usize, &'b [u8], Option<Entry>)>,
     /// Each directory's `__block__` entry.
     slots: Vec<Option<Entry>>,
 }
@@ -51,14 +53,20 @@ impl<'b> Dirs<'b> {
             // Directory ids are indices into `slots`.
             &mut self.slots[dir]
         } else {
-            self.children.entry((dir, name)).or_insert(None)
+            let next = self.entries.len();
+            let at = *self.index.entry((dir, name)).or_insert(next);
+            if at == next {
+                self.entries.push((dir, name, None));
+            }
+            &mut self.entries[at].2
         }
     }
 
     /// Inserts the blocks in order, as Letta does.
     fn build(blocks: &'b [Listed<'b>]) -> Self {
         let mut dirs = Dirs {
-            children: HashMap::with_capacity_and_hasher(blocks.len().saturating_mul(2), FoldState::new()),
+            index: HashMap::with_capacity_and_hasher(blocks.len().saturating_mul(2), FoldState::new()),
+            entries: Vec::with_capacity(blocks.len()),
             slots: vec![None],
         };
         for (i, block) in blocks.iter().enumerate() {
@@ -119,9 +127,11 @@ fn slot_block(slots: &[Option<Entry>], dir: usize) -> Option<usize> {
 impl<'b> Listing<'b> {
     /// The listing, and each directory's `__block__` slot: all that is kept of the dicts.
     fn new(dirs: Dirs<'b>) -> (Self, Vec<Option<Entry>>) {
-        let Dirs { children, slots } = dirs;
-        let mut lines = Vec::with_capacity(children.len() + slots.len());
-        for (&(dir, name), &entry) in &children {
+        let Dirs { index, entries, slots } = dirs;
+        drop(index);
+        let mut lines = Vec::with_capacity(entries.len() + slots.len());
+        // In insertion order, so that labels given in order are sorted in one pass.
+        for (dir, name, entry) in entries {
             let Some(entry) = entry else { continue };
             let head = sort_head(name, b"");
             let listed_as_file = match entry {
@@ -135,8 +145,6 @@ impl<'b> Listing<'b> {
                 lines.push((2 * dir + 1, Line { head, name, is_file: true, entry }));
             }
         }
-        // The lines borrow the labels, not the map: it is freed before the sorted copy is made.
-        drop(children);
         let (lines, starts) =
             bucket_sort(&lines, 2 * slots.len(), |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp(b.name)));
         (Listing { lines, starts }, slots)
@@ -293,8 +301,9 @@ pub(crate) mod support {
         u64::from_be_bytes(head)
     }
 
-    /// `items` grouped by bucket (a counting sort), each group then sorted with `cmp`;
-    /// bucket `b` of the result is `starts[b]..starts[b + 1]`. Every bucket must be below `buckets`.
+    /// `items` grouped by bucket (a counting sort), each group then sorted with `cmp`, stably
+    /// (an adaptive sort: a group already in order costs one pass); bucket `b` of the result
+    /// is `starts[b]..starts[b + 1]`. Every bucket must be below `buckets`.
     pub(crate) fn bucket_sort<T: Copy>(
         items: &[(usize, T)],
         buckets: usize,
@@ -322,7 +331,7 @@ pub(crate) mod support {
         }
         for range in starts.windows(2) {
             if let Some(group) = sorted.get_mut(range[0]..range[1]) {
-                group.sort_unstable_by(&cmp);
+                group.sort_by(&cmp);
             }
         }
         (sorted, starts)

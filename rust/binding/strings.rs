@@ -185,9 +185,21 @@ impl<'py> Strings<'py> {
 
     /// The bytes of `s.encode("utf-8", "surrogatepass")`, borrowed for as long as `self` lives.
     pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
+        let native = self.native(s);
+        self.utf8_of(s, native)
+    }
+
+    /// The UTF-8 of `s`, which is held already and whose code units are `native`.
+    fn utf8_of<'s>(&'s self, s: &Bound<'py, PyString>, native: Native<'s>) -> PyResult<&'s [u8]> {
+        // ASCII code units are their own UTF-8: nothing to ask Python for.
+        if let Native { units: Units::One(ascii), class: Class::Ascii } = native {
+            return Ok(ascii);
+        }
         let (ptr, len, bytes) = self.utf8(s)?;
-        self.hold(bytes.as_ref().map_or(s.as_any(), |b| b.as_any()));
-        // SAFETY: the owner of the bytes is held for as long as `self` lives.
+        if let Some(bytes) = &bytes {
+            self.hold(bytes.as_any());
+        }
+        // SAFETY: the owner of the bytes (`s`, or the bytes made from it) is held for as long as `self` lives.
         Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
     }
 
@@ -216,11 +228,7 @@ impl<'py> Strings<'py> {
     /// Both forms of a `str`: its UTF-8 to read and its own code units to copy.
     pub fn whole<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
         let native = self.native(s);
-        match native.units {
-            // ASCII code units are their own UTF-8: nothing to ask Python for.
-            Units::One(ascii) if native.class == Class::Ascii => Ok(Text::with_native(ascii, native)),
-            _ => Ok(Text::with_native(self.text(s)?, native)),
-        }
+        Ok(Text::with_native(self.utf8_of(s, native)?, native))
     }
 
     /// `obj or ""` for a field that is only copied, in its own width; `what` names the field for the error.

@@ -9,15 +9,13 @@
 //! (including the labels that crash them), in an arena walked with an explicit stack.
 
 use std::cmp::Ordering;
-use std::collections::hash_map::Entry as MapEntry;
-use std::collections::HashMap;
 
 use crate::error::{RenderError, RenderResult};
 use crate::file_tree::{Prefix, Row};
 use crate::model::{Block, Chars};
 use crate::out::Sink;
 use crate::text::{path_parts, strip};
-use crate::tree_view::support::{bucket, bucket_sort, sort_head, FoldState};
+use crate::tree_view::support::{bucket, bucket_sort, sort_head, InsertionOrdered};
 use crate::w;
 
 const SYSTEM_PREFIX: &[u8] = b"system/";
@@ -155,7 +153,7 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
     let path_of = |p: &Path| parts.get(p.start..p.end).unwrap_or_default();
     let key_of = |p: &Path| keys.get(p.key_start..p.key_end).unwrap_or_default();
     // Stable, so equal paths keep their input order (the last one written stays last), and
-    // adaptive: labels listed in order (as a repository lists its files) cost one pass.
+    // adaptive: labels that come in order cost one pass.
     paths.sort_by(|a, b| a.head.cmp(&b.head).then_with(|| key_of(a).cmp(key_of(b))));
     let mut shown = Vec::with_capacity(paths.len());
     let mut open: &[&[u8]] = &[];
@@ -324,11 +322,8 @@ struct Line<'b> {
 fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTree<'l>> {
     blocks.sort_by(|a, b| a.label.cmp(&b.label));
 
-    // Where each `(directory, name)` is in `entries`, which keeps them in insertion order,
-    // so that the sorted labels give each directory's lines already sorted.
-    let mut index: HashMap<(usize, Name), usize, FoldState> =
-        HashMap::with_capacity_and_hasher(blocks.len(), FoldState::new());
-    let mut entries: Vec<(usize, Name, Node)> = Vec::with_capacity(blocks.len());
+    // In insertion order, so that the sorted labels give each directory's lines already sorted.
+    let mut entries: InsertionOrdered<(usize, Name), Node> = InsertionOrdered::with_capacity(blocks.len());
     let mut dirs = 1;
     for block in &blocks {
         let mut parts = path_parts(strip(&block.label));
@@ -339,42 +334,27 @@ fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTre
             let Some(at) = dir else {
                 return Err(RenderError::Attribute("'NoneType' object has no attribute 'setdefault'".into()));
             };
-            dir = match index.entry((at, Name::dir(name))) {
-                MapEntry::Occupied(e) => match entries.get(*e.get()).map(|&(_, _, node)| node) {
-                    Some(Node::Dir(sub)) => Some(sub),
-                    _ => None,
-                },
-                MapEntry::Vacant(e) => {
-                    e.insert(entries.len());
-                    entries.push((at, Name::dir(name), Node::Dir(dirs)));
-                    dirs += 1;
-                    Some(dirs - 1)
-                }
+            let node = *entries.get_or_insert_with((at, Name::dir(name)), || {
+                dirs += 1;
+                Node::Dir(dirs - 1)
+            });
+            dir = match node {
+                Node::Dir(sub) => Some(sub),
+                Node::File => None,
             };
             name = next;
         }
         let Some(at) = dir else {
             return Err(RenderError::Type("'NoneType' object does not support item assignment".into()));
         };
-        let file = Name::file(name);
-        match index.entry((at, file)) {
-            MapEntry::Occupied(e) => {
-                if let Some(slot) = entries.get_mut(*e.get()) {
-                    slot.2 = Node::File;
-                }
-            }
-            MapEntry::Vacant(e) => {
-                e.insert(entries.len());
-                entries.push((at, file, Node::File));
-            }
-        }
+        *entries.get_or_insert_with((at, Name::file(name)), || Node::File) = Node::File;
     }
-    drop(index);
 
     // Each directory's directories, then its files.
     let lines: Vec<(usize, Line)> = entries
+        .into_entries()
         .into_iter()
-        .map(|(dir, name, node)| {
+        .map(|((dir, name), node)| {
             let bucket = 2 * dir + usize::from(matches!(node, Node::File));
             (bucket, Line { head: sort_head(name.stem, name.suffix()), name, node })
         })

@@ -10,9 +10,7 @@
 //! `__block__` entry kept beside it. Rendering walks the arena with an explicit
 //! stack, so depth cannot overflow the call stack.
 
-use std::collections::HashMap;
-
-use self::support::{bucket, bucket_sort, sort_head, FoldState};
+use self::support::{bucket, bucket_sort, sort_head, InsertionOrdered};
 use crate::error::RenderResult;
 use crate::file_tree::{Mark, Prefix, Row};
 use crate::model::Listed;
@@ -38,10 +36,9 @@ enum Entry {
 
 /// Letta's nested dicts. Directory `0` is the root.
 struct Dirs<'b> {
-    /// Where each entry but the `__block__` ones is in `entries`, keyed by `(directory, part)`.
-    index: HashMap<(usize, &'b [u8]), usize, FoldState>,
-    /// Those entries, `(directory, part, value)`, in the order the dicts first had them.
-    entries: Vec<(usize, &'b [u8], Option<Entry>)>,
+    /// Every entry but the `__block__` ones, keyed by `(directory, part)`, in the order
+    /// the dicts first had them.
+    entries: InsertionOrdered<(usize, &'b [u8]), Option<Entry>>,
     /// Each directory's `__block__` entry.
     slots: Vec<Option<Entry>>,
 }
@@ -53,22 +50,14 @@ impl<'b> Dirs<'b> {
             // Directory ids are indices into `slots`.
             &mut self.slots[dir]
         } else {
-            let next = self.entries.len();
-            let at = *self.index.entry((dir, name)).or_insert(next);
-            if at == next {
-                self.entries.push((dir, name, None));
-            }
-            &mut self.entries[at].2
+            self.entries.get_or_insert_with((dir, name), || None)
         }
     }
 
     /// Inserts the blocks in order, as Letta does.
     fn build(blocks: &'b [Listed<'b>]) -> Self {
-        let mut dirs = Dirs {
-            index: HashMap::with_capacity_and_hasher(blocks.len().saturating_mul(2), FoldState::new()),
-            entries: Vec::with_capacity(blocks.len()),
-            slots: vec![None],
-        };
+        let mut dirs =
+            Dirs { entries: InsertionOrdered::with_capacity(blocks.len().saturating_mul(2)), slots: vec![None] };
         for (i, block) in blocks.iter().enumerate() {
             let label: &'b [u8] = if block.label.is_empty() { b"block" } else { block.label };
             let mut parts = path_parts(label);
@@ -127,11 +116,11 @@ fn slot_block(slots: &[Option<Entry>], dir: usize) -> Option<usize> {
 impl<'b> Listing<'b> {
     /// The listing, and each directory's `__block__` slot: all that is kept of the dicts.
     fn new(dirs: Dirs<'b>) -> (Self, Vec<Option<Entry>>) {
-        let Dirs { index, entries, slots } = dirs;
-        drop(index);
+        let Dirs { entries, slots } = dirs;
+        let entries = entries.into_entries();
         let mut lines = Vec::with_capacity(entries.len() + slots.len());
         // In insertion order, so that labels given in order are sorted in one pass.
-        for (dir, name, entry) in entries {
+        for ((dir, name), entry) in entries {
             let Some(entry) = entry else { continue };
             let head = sort_head(name, b"");
             let listed_as_file = match entry {
@@ -287,8 +276,44 @@ impl Render for TreeView<'_> {
 /// keys, which the skills listing's sets of names use too.
 pub(crate) mod support {
     use std::cmp::Ordering;
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
+    use std::collections::hash_map::{Entry as MapEntry, RandomState};
+    use std::collections::HashMap;
+    use std::hash::{BuildHasher, Hash, Hasher};
+
+    /// A map that hands its entries back in the order they were first inserted, so that
+    /// keys inserted in sorted order come out as runs `bucket_sort` finds in one pass.
+    pub(crate) struct InsertionOrdered<K, V> {
+        /// Where each key is in `entries`.
+        index: HashMap<K, usize, FoldState>,
+        entries: Vec<(K, V)>,
+    }
+
+    impl<K: Copy + Eq + Hash, V> InsertionOrdered<K, V> {
+        pub(crate) fn with_capacity(capacity: usize) -> Self {
+            InsertionOrdered {
+                index: HashMap::with_capacity_and_hasher(capacity, FoldState::new()),
+                entries: Vec::with_capacity(capacity),
+            }
+        }
+
+        /// The value of `key`, first set to `make()` when absent.
+        pub(crate) fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+            let at = match self.index.entry(key) {
+                MapEntry::Occupied(e) => *e.get(),
+                MapEntry::Vacant(e) => {
+                    self.entries.push((key, make()));
+                    *e.insert(self.entries.len() - 1)
+                }
+            };
+            // Every index was the length of `entries` before a push: it is in bounds.
+            &mut self.entries[at].1
+        }
+
+        /// The entries in insertion order (the index is freed here).
+        pub(crate) fn into_entries(self) -> Vec<(K, V)> {
+            self.entries
+        }
+    }
 
     /// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
     /// two names' heads differ, they order the names as a byte comparison would.
@@ -462,6 +487,21 @@ mod tests {
         let mut out = Out::default();
         render(&mut out, &blocks, has_client_skills)?;
         Ok(String::from_utf8(out.buf).expect("valid UTF-8"))
+    }
+
+    #[test]
+    fn insertion_ordered_keeps_first_insertion_order_and_one_value_a_key() {
+        let mut map = support::InsertionOrdered::with_capacity(1);
+        for (key, n) in [((1, "b"), 1), ((0, "a"), 2), ((1, "b"), 3), ((1, "a"), 4), ((0, "a"), 5)] {
+            map.get_or_insert_with(key, Vec::new).push(n);
+        }
+        let made = std::cell::Cell::new(0);
+        map.get_or_insert_with((1, "a"), || {
+            made.set(made.get() + 1);
+            Vec::new()
+        });
+        assert_eq!(made.get(), 0, "a present key makes no value");
+        assert_eq!(map.into_entries(), vec![((1, "b"), vec![1, 3]), ((0, "a"), vec![2, 5]), ((1, "a"), vec![4])]);
     }
 
     #[test]

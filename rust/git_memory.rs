@@ -12,6 +12,7 @@ use std::cmp::Ordering;
 
 use crate::error::{RenderError, RenderResult};
 use crate::file_tree::{Prefix, Row};
+use crate::memory::section;
 use crate::model::{Block, Chars};
 use crate::out::Sink;
 use crate::text::{path_parts, strip};
@@ -77,7 +78,7 @@ impl GitMemory<'_> {
         if let Some(persona) = self.persona {
             let start = out.len() + 2;
             w!(out, "\n\n<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\n", persona, "\n</self>");
-            out.section("self", start);
+            out.section(section::SELF, start);
         }
         let Some(nested) = &self.nested else { return };
         let start = out.len() + 2;
@@ -89,7 +90,7 @@ impl GitMemory<'_> {
             w!(out, "</external_projection>\n");
         }
         w!(out, "</memory>");
-        out.section("memory", start);
+        out.section(section::MEMORY, start);
     }
 }
 

@@ -6,6 +6,17 @@ use crate::model::CompileInput;
 use crate::out::{Render, Sink};
 use crate::{blocks, directories, line_numbered, tool_rules};
 
+/// The sections a compile reports where they are, each named as its tag is.
+pub mod section {
+    pub const MEMORY_BLOCKS: &str = "memory_blocks";
+    pub const SELF: &str = "self";
+    pub const MEMORY: &str = "memory";
+    pub const TOOL_USAGE_RULES: &str = "tool_usage_rules";
+    pub const DIRECTORIES: &str = "directories";
+    /// Every one of them.
+    pub const ALL: [&str; 5] = [MEMORY_BLOCKS, SELF, MEMORY, TOOL_USAGE_RULES, DIRECTORIES];
+}
+
 /// The agent types whose memory Letta renders with line numbers for Anthropic models.
 const LINE_NUMBERED_TYPES: [&[u8]; 3] = [b"sleeptime_agent", b"memgpt_v2_agent", b"letta_v1_agent"];
 
@@ -48,19 +59,19 @@ pub fn compile(out: &mut impl Sink, prepared: &Compile) -> RenderResult {
             blocks::render(out, &input.blocks);
         }
         if !input.git_enabled && out.len() > start {
-            out.section("memory_blocks", start);
+            out.section(section::MEMORY_BLOCKS, start);
         }
     }
     if let Some(rules) = &input.tool_usage_rules {
         // Each later section starts after the "\n\n" that separates it.
         let start = out.len() + 2;
         tool_rules::render_section(out, rules);
-        out.section("tool_usage_rules", start);
+        out.section(section::TOOL_USAGE_RULES, start);
     }
     if !input.sources.is_empty() {
         let start = out.len() + 2;
         directories::render(out, input, react);
-        out.section("directories", start);
+        out.section(section::DIRECTORIES, start);
     }
     Ok(())
 }

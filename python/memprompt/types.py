@@ -161,7 +161,7 @@ track_edits(Block, FileBlock, Source, ToolUsageRules, LLMConfig)
 
 # The Rust core makes these without calling __init__, setting the three fields as __init__ does
 # (rust/binding/memory.rs, `Detail::of`): a new field or a __post_init__ must be made there too.
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Compiled:
     """A compiled memory section with its fingerprint and where its sections are.
 

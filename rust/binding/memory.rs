@@ -25,15 +25,15 @@ pub struct Detail(Py<PyAny>);
 
 impl Detail {
     /// The `Compiled` of a text just rendered, built as its frozen dataclass's `__init__`
-    /// would (`object.__setattr__` of each field), without a Python call.
+    /// would (`object.__setattr__` of each field, a slot each), without a Python call.
     fn of(text: &Bound<'_, PyString>, fingerprint: u128, sections: &[Section]) -> PyResult<Self> {
         let py = text.py();
         let spans = PyDict::new(py);
         for s in sections {
-            spans.set_item(s.name, (s.start, s.end))?;
+            spans.set_item(section_name(py, s.name), (s.start, s.end))?;
         }
         let class = COMPILED.import(py, "memprompt.types", "Compiled")?;
-        // SAFETY: `class` is a plain Python class, so `tp_alloc` gives an instance with an empty `__dict__` slot.
+        // SAFETY: `class` is a plain Python class with slots, so `tp_alloc` gives an instance with empty slots.
         let compiled = unsafe {
             let alloc =
                 (*class.as_type_ptr()).tp_alloc.ok_or_else(|| PyRuntimeError::new_err("Compiled has no tp_alloc"))?;
@@ -55,6 +55,19 @@ impl Detail {
 
     pub fn clone_ref(&self, py: Python<'_>) -> Self {
         Detail(self.0.clone_ref(py))
+    }
+}
+
+/// A section's name as a Python `str`: the compile's own names are interned once (their hashes
+/// kept), any other is made anew.
+fn section_name<'py>(py: Python<'py>, name: &'static str) -> Bound<'py, PyString> {
+    static NAMES: PyOnceLock<Vec<(&'static str, Py<PyString>)>> = PyOnceLock::new();
+    let names = NAMES.get_or_init(py, || {
+        memory::section::ALL.iter().map(|&name| (name, PyString::intern(py, name).unbind())).collect()
+    });
+    match names.iter().find(|(known, _)| *known == name) {
+        Some((_, interned)) => interned.bind(py).clone(),
+        None => PyString::new(py, name),
     }
 }
 

@@ -141,7 +141,9 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
     let mut parts: Vec<&[u8]> = Vec::new();
     let mut keys: Vec<u8> = Vec::new();
     let mut paths: Vec<Path> = Vec::new();
+    let mut ascii = true;
     for block in blocks {
+        ascii &= block.label.is_ascii();
         let start = parts.len();
         parts.extend(path_parts(block.label.strip_prefix(SYSTEM_PREFIX).unwrap_or_default()));
         let Some(path) = parts.get(start..).filter(|p| !p.is_empty()) else { continue };
@@ -168,13 +170,15 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
         shown.push(Shown { start: p.start, end: p.end, common, description, value });
         open = path;
     }
-    NestedTags { parts, shown }
+    NestedTags { parts, shown, ascii }
 }
 
 /// One line of the nested tags, indented two spaces per level of `depth`.
 struct TagLine<'p> {
     depth: usize,
     tag: Tag<'p>,
+    /// Its names are ASCII: written with nothing to measure or decode.
+    ascii: bool,
 }
 
 /// What a line of the nested tags holds.
@@ -190,16 +194,26 @@ enum Tag<'p> {
 impl TagLine<'_> {
     fn write(&self, out: &mut impl Sink) {
         out.spaces(self.depth.saturating_mul(2));
+        let name =
+            |out: &mut _, name: &[u8]| if self.ascii { Sink::push_ascii(out, name) } else { Sink::push(out, name) };
         match self.tag {
-            Tag::Open(name) => w!(out, "<", name, ">\n"),
-            Tag::Close(name) => w!(out, "</", name, ">\n"),
+            Tag::Open(n) => {
+                w!(out, "<");
+                name(out, n);
+                w!(out, ">\n");
+            }
+            Tag::Close(n) => {
+                w!(out, "</");
+                name(out, n);
+                w!(out, ">\n");
+            }
             Tag::Projection(path) => {
                 w!(out, "  <projection>$MEMORY_DIR/system/");
-                for (j, name) in path.iter().enumerate() {
+                for (j, n) in path.iter().enumerate() {
                     if j > 0 {
                         w!(out, "/");
                     }
-                    w!(out, *name);
+                    name(out, n);
                 }
                 w!(out, ".md</projection>\n");
             }
@@ -223,35 +237,38 @@ struct Shown<'p> {
 struct NestedTags<'p> {
     parts: Vec<&'p [u8]>,
     shown: Vec<Shown<'p>>,
+    /// Every part is ASCII.
+    ascii: bool,
 }
 
 impl NestedTags<'_> {
     fn write(&self, sink: &mut impl Sink) {
+        let ascii = self.ascii;
         let mut open: &[&[u8]] = &[];
         for &Shown { start, end, common, description, value } in &self.shown {
             let path = self.parts.get(start..end).unwrap_or_default();
-            close(sink, open, common);
+            self.close(sink, open, common);
             for (depth, name) in path.iter().enumerate().skip(common) {
-                TagLine { depth, tag: Tag::Open(name) }.write(sink);
+                TagLine { depth, tag: Tag::Open(name), ascii }.write(sink);
             }
             let depth = path.len().saturating_sub(1);
-            TagLine { depth, tag: Tag::Projection(path) }.write(sink);
+            TagLine { depth, tag: Tag::Projection(path), ascii }.write(sink);
             if !description.is_empty() {
-                TagLine { depth, tag: Tag::Description(description) }.write(sink);
+                TagLine { depth, tag: Tag::Description(description), ascii }.write(sink);
             }
             if !value.is_empty() {
-                TagLine { depth, tag: Tag::Value(value) }.write(sink);
+                TagLine { depth, tag: Tag::Value(value), ascii }.write(sink);
             }
             open = path;
         }
-        close(sink, open, 0);
+        self.close(sink, open, 0);
     }
-}
 
-/// Closes the tags `open[keep..]`, innermost first.
-fn close(sink: &mut impl Sink, open: &[&[u8]], keep: usize) {
-    for (depth, name) in open.iter().enumerate().skip(keep).rev() {
-        TagLine { depth, tag: Tag::Close(name) }.write(sink);
+    /// Closes the tags `open[keep..]`, innermost first.
+    fn close(&self, sink: &mut impl Sink, open: &[&[u8]], keep: usize) {
+        for (depth, name) in open.iter().enumerate().skip(keep).rev() {
+            TagLine { depth, tag: Tag::Close(name), ascii: self.ascii }.write(sink);
+        }
     }
 }
 

@@ -2,11 +2,13 @@
 //!
 //! One module per section renderer; `text` holds Python's string semantics,
 //! `fingerprint` the XXH3-128 fingerprints, `file_tree` the one tree drawer, `out` the
-//! sinks every renderer writes to, `lookups` where attribute lookup finds a field across
-//! calls, `binding` the thin pyo3 layer.
+//! sinks every renderer writes to, `compile_cache` a memory's last compile and the proofs
+//! that it still holds, `lookups` where attribute lookup finds a field across calls,
+//! `binding` the thin pyo3 layer.
 
 pub mod batch;
 pub mod blocks;
+pub mod compile_cache;
 pub mod directories;
 pub mod error;
 pub mod file_tree;

@@ -9,9 +9,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
 
-use super::cache::{self, Cache, Entry, Inputs};
+use super::cache::{Cache, Inputs};
 use super::inputs;
 use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
+use crate::compile_cache::{self, Entry, Mode};
 use crate::git_memory;
 use crate::memory;
 use crate::memory::Compile;
@@ -146,20 +147,21 @@ fn compile<'py>(
     detail: bool,
 ) -> PyResult<Option<Compiled<'py>>> {
     // Read before the inputs: a write after this makes the stored result unprovable by count.
-    let edits = cache::edits();
-    let done = |(text, found): (Py<PyString>, Option<Detail>)| Some((text.into_bound(py), found));
-    if let Some(found) = cache.and_then(|c| c.unchanged(py, edits, given, detail)) {
-        return Ok(done(found));
+    let edits = compile_cache::edits();
+    let take =
+        |text: &Py<PyString>, found: Option<&Detail>| Some((text.bind(py).clone(), found.map(|d| d.clone_ref(py))));
+    if let Some(found) = cache.and_then(|c| c.unchanged(edits, given, detail, take)) {
+        return Ok(found);
     }
     let strings = Strings::recorded(py);
     let input = read_input(&strings, given)?;
     if needs_reference(&input) {
         return Ok(None);
     }
-    let anthropic = input.anthropic;
+    let mode = Mode { anthropic: input.anthropic, git_enabled: given.git_enabled };
     if let (Some(cache), Some(reads)) = (cache, strings.reads()) {
-        if let Some(found) = cache.same_reads(py, edits, given, anthropic, &reads, detail) {
-            return Ok(done(found));
+        if let Some(found) = cache.same_reads(edits, given, mode, &reads, detail, take) {
+            return Ok(found);
         }
     }
     let compile = Compile::prepare(&input).map_err(super::to_py_err)?;
@@ -173,10 +175,8 @@ fn compile<'py>(
     drop(compile);
     drop(input);
     if let (Some(cache), Some(reads)) = (cache, strings.into_reads()) {
-        let git_enabled = given.git_enabled;
         let detail = found.as_ref().map(|d| d.clone_ref(py));
-        let entry = Entry { anthropic, git_enabled, reads, text: text.clone().unbind(), detail };
-        cache.store(edits, given, entry);
+        cache.store(edits, given, Entry { mode, reads, text: text.clone().unbind(), detail });
     }
     Ok(Some((text, found)))
 }
@@ -301,7 +301,7 @@ impl MemoryBase {
                 None => false,
             },
         };
-        Ok(MemoryBase { fields: Mutex::new(fields), cache: Cache::new() })
+        Ok(MemoryBase { fields: Mutex::new(fields), cache: Cache::default() })
     }
 
     /// The core memory blocks.

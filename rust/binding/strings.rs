@@ -36,6 +36,12 @@ pub struct Strings<'py> {
 /// A value read, held so that no other object can take its id.
 pub struct Held(Py<PyAny>);
 
+impl Held {
+    pub fn of(value: &Bound<'_, PyAny>) -> Self {
+        Held(value.clone().unbind())
+    }
+}
+
 impl Id for Held {
     fn id(&self) -> usize {
         self.0.as_ptr() as usize
@@ -92,7 +98,7 @@ impl<'py> Strings<'py> {
         if !immutable {
             self.immutable.set(false);
         }
-        self.read.borrow_mut().read(Held(value.clone().unbind()));
+        self.read.borrow_mut().read(Held::of(value));
     }
 
     /// Makes room for the reads of `fields` more field values, so that the record (or,

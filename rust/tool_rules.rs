@@ -430,8 +430,11 @@ pub fn compile_tool_rule_prompts(prompts: &[Prompt]) -> Option<ToolUsageRules<'s
         return None;
     }
     let mut value = out.buf;
-    // Letta's Block drops NUL characters from its value (surrogatepass UTF-8 has NUL only as 0x00).
-    value.retain(|&b| b != 0);
+    // Letta's Block drops NUL characters from its value (surrogatepass UTF-8 has NUL only as 0x00);
+    // searched first, since a byte-wise retain costs more than the rendering.
+    if memchr::memchr(0, &value).is_some() {
+        value.retain(|&b| b != 0);
+    }
     Some(ToolUsageRules { description: Text::from(DESCRIPTION.as_bytes()), value: Text::from(value) })
 }
 

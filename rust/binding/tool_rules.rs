@@ -67,12 +67,13 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
     // A rule holds its type and tool name, and often more (children, a prompt template).
     strings.expect(4 * items.len());
     let mut classes = LettaClasses::default();
+    let fields = RuleAttributes::new(py);
     let mut reference: Option<Bound<'py, PyModule>> = None;
     let mut read = Vec::with_capacity(items.len());
     // Phase 1, as pydantic does: every rule is validated before any renders.
     for (index, item) in items.iter().enumerate() {
         // The fast path never raises: an error is the reference's to raise, as Letta would.
-        match fast_rule(&strings, &mut classes, item).ok().flatten() {
+        match fast_rule(&strings, &mut classes, &fields, item).ok().flatten() {
             Some(rule) => read.push(Read::Fast(rule)),
             None => {
                 let module = match &reference {
@@ -144,10 +145,28 @@ fn compile_via_reference<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>) -> PyR
 
 // --- the fast path: `None` means "left to the reference" --------------------------
 
+/// The attributes a Letta rule object is read by, each remembering its last class across the rules.
+struct RuleAttributes<'py> {
+    tag: Field<'py>,
+    tool_name: Field<'py>,
+    children: Field<'py>,
+    max_count_limit: Field<'py>,
+}
+
+impl<'py> RuleAttributes<'py> {
+    fn new(py: Python<'py>) -> Self {
+        let [tag, tool_name, children, max_count_limit] =
+            [intern!(py, "type"), intern!(py, "tool_name"), intern!(py, "children"), intern!(py, "max_count_limit")]
+                .map(Field::new);
+        RuleAttributes { tag, tool_name, children, max_count_limit }
+    }
+}
+
 /// The rule when its validation is trivial (`tool_rules::RuleFields` decides); `None` for anything else.
 fn fast_rule<'s, 'py>(
     strings: &'s Strings<'py>,
     classes: &mut LettaClasses,
+    attributes: &RuleAttributes<'py>,
     item: &Bound<'py, PyAny>,
 ) -> PyResult<Option<ToolRule<'s>>> {
     if let Ok(dict) = item.cast_exact::<PyDict>() {
@@ -166,17 +185,16 @@ fn fast_rule<'s, 'py>(
     let Some(kind) = classes.kind(&item.get_type())? else {
         return Ok(None);
     };
-    let py = strings.py();
-    let attribute = |name| -> PyResult<Option<FieldValue<'s>>> {
-        super::attr::get_opt(item, &Field::new(name))?.map(|value| field_value(strings, &value)).transpose()
+    let attribute = |field| -> PyResult<Option<FieldValue<'s>>> {
+        super::attr::get_opt(item, field)?.map(|value| field_value(strings, &value)).transpose()
     };
-    let mut fields = RuleFields { tag: attribute(intern!(py, "type"))?, ..RuleFields::default() };
-    fields.tool_name = attribute(intern!(py, "tool_name"))?;
+    let mut fields = RuleFields { tag: attribute(&attributes.tag)?, ..RuleFields::default() };
+    fields.tool_name = attribute(&attributes.tool_name)?;
     if kind.has_children() {
-        fields.children = attribute(intern!(py, "children"))?;
+        fields.children = attribute(&attributes.children)?;
     }
     if kind == RuleKind::MaxCountPerStep {
-        fields.max_count_limit = attribute(intern!(py, "max_count_limit"))?;
+        fields.max_count_limit = attribute(&attributes.max_count_limit)?;
     }
     Ok(fields.into_letta_object_rule(kind))
 }

@@ -33,6 +33,23 @@ impl<'py> Field<'py> {
     }
 }
 
+/// A struct of `Field`s, one per attribute name, made once for the objects a call reads in turn.
+macro_rules! fields {
+    ($(#[$doc:meta])* $name:ident { $($field:ident: $attribute:literal),* $(,)? }) => {
+        $(#[$doc])*
+        struct $name<'py> {
+            $($field: $crate::binding::attr::Field<'py>),*
+        }
+
+        impl<'py> $name<'py> {
+            fn new(py: pyo3::Python<'py>) -> Self {
+                $name { $($field: $crate::binding::attr::Field::new(pyo3::intern!(py, $attribute))),* }
+            }
+        }
+    };
+}
+pub(crate) use fields;
+
 /// `getattr(obj, field)`.
 #[inline]
 pub fn get<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -51,25 +51,9 @@ pub fn label_type_error(kind: &str, index: usize, label: &Bound<'_, PyAny>) -> P
     type_error(format!("{kind} {index} (None): label"), "str or None", label)
 }
 
-/// The fields `block` reads, made once for a list of blocks.
-struct BlockFields<'py> {
-    label: Field<'py>,
-    value: Field<'py>,
-    description: Field<'py>,
-    limit: Field<'py>,
-    read_only: Field<'py>,
-}
-
-impl<'py> BlockFields<'py> {
-    fn new(py: Python<'py>) -> Self {
-        BlockFields {
-            label: Field::new(intern!(py, "label")),
-            value: Field::new(intern!(py, "value")),
-            description: Field::new(intern!(py, "description")),
-            limit: Field::new(intern!(py, "limit")),
-            read_only: Field::new(intern!(py, "read_only")),
-        }
-    }
+super::attr::fields! {
+    /// The fields `block` reads, made once for a list of blocks.
+    BlockFields { label: "label", value: "value", description: "description", limit: "limit", read_only: "read_only" }
 }
 
 fn block<'s, 'py>(

@@ -16,7 +16,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
-use super::attr::{version_tag, Field};
+use super::attr::version_tag;
 use super::strings::{to_py_str, Strings};
 use super::to_py_err;
 use crate::model::Text;
@@ -145,21 +145,9 @@ fn compile_via_reference<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>) -> PyR
 
 // --- the fast path: `None` means "left to the reference" --------------------------
 
-/// The attributes a Letta rule object is read by, each remembering its last class across the rules.
-struct RuleAttributes<'py> {
-    tag: Field<'py>,
-    tool_name: Field<'py>,
-    children: Field<'py>,
-    max_count_limit: Field<'py>,
-}
-
-impl<'py> RuleAttributes<'py> {
-    fn new(py: Python<'py>) -> Self {
-        let [tag, tool_name, children, max_count_limit] =
-            [intern!(py, "type"), intern!(py, "tool_name"), intern!(py, "children"), intern!(py, "max_count_limit")]
-                .map(Field::new);
-        RuleAttributes { tag, tool_name, children, max_count_limit }
-    }
+super::attr::fields! {
+    /// The attributes a Letta rule object is read by, each remembering its last class across the rules.
+    RuleAttributes { tag: "type", tool_name: "tool_name", children: "children", max_count_limit: "max_count_limit" }
 }
 
 /// The rule when its validation is trivial (`tool_rules::RuleFields` decides); `None` for anything else.

@@ -3,10 +3,15 @@
 use crate::blocks::{metadata, tag, FOOTER, HEADER};
 use crate::model::Block;
 use crate::out::Sink;
+use crate::text::{const_chars, const_ucs2, Class, Native, Units};
 use crate::w;
 
 /// Letta's `CORE_MEMORY_LINE_NUMBER_WARNING`.
 pub const WARNING: &str = "# NOTE: Line numbers shown below (with arrows like '1\u{2192}') are to help during editing. Do NOT include line number prefixes in your memory edit tool calls.";
+
+/// The warning in its own UCS-2 units (its arrow makes every output that holds it UCS-2 or wider).
+const WARNING_UNITS: [u16; const_chars(WARNING)] = const_ucs2(WARNING);
+const WARNING_NATIVE: Native = Native { units: Units::Two(&WARNING_UNITS), class: Class::Ucs2 };
 
 /// Unlike the plain form, the wrapper is written even with no blocks.
 pub fn render(out: &mut impl Sink, blocks: &[Block]) {
@@ -15,7 +20,7 @@ pub fn render(out: &mut impl Sink, blocks: &[Block]) {
         let tag = tag(block);
         w!(out, "<", tag, ">\n<description>\n", block.description, "\n</description>\n");
         metadata(out, block);
-        w!(out, "<warning>\n", WARNING, "\n</warning>\n<value>\n");
+        w!(out, "<warning>\n", WARNING_NATIVE, "\n</warning>\n<value>\n");
         if !block.value.is_empty() {
             out.numbered_lines(block.value);
         }

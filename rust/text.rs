@@ -766,12 +766,49 @@ pub fn decode_into<U: Unit>(src: &[u8], dst: &mut [U]) -> Option<usize> {
     Some(o)
 }
 
+/// The code points of `s`, counted at compile time.
+pub const fn const_chars(s: &str) -> usize {
+    let (bytes, mut i, mut n) = (s.as_bytes(), 0, 0);
+    while i < bytes.len() {
+        n += (bytes[i] & 0xC0 != 0x80) as usize;
+        i += 1;
+    }
+    n
+}
+
+/// The UCS-2 units of `s`, made at compile time, for a literal written into wide outputs
+/// as it is (nothing decoded per call); `N` is `const_chars(s)`, and `s` must lie in the BMP.
+pub const fn const_ucs2<const N: usize>(s: &str) -> [u16; N] {
+    let (bytes, mut units, mut i, mut n) = (s.as_bytes(), [0u16; N], 0, 0);
+    while i < bytes.len() {
+        let b = bytes[i] as u16;
+        let (unit, len) = match bytes[i] {
+            0x00..=0x7F => (b, 1),
+            0xC0..=0xDF => ((b & 0x1F) << 6 | (bytes[i + 1] as u16 & 0x3F), 2),
+            0xE0..=0xEF => ((b & 0x0F) << 12 | (bytes[i + 1] as u16 & 0x3F) << 6 | (bytes[i + 2] as u16 & 0x3F), 3),
+            _ => panic!("a literal outside the BMP has no UCS-2 units"),
+        };
+        units[n] = unit;
+        (i, n) = (i + len, n + 1);
+    }
+    assert!(n == N, "N must be the literal's length in code points");
+    units
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn py(s: &str) -> Vec<u8> {
         s.as_bytes().to_vec()
+    }
+
+    #[test]
+    fn const_ucs2_is_the_literals_utf16() {
+        const TEXT: &str = "a\u{e9}\u{2192}\u{ffff}\u{7f}\u{80}\u{7ff}\u{800}z";
+        const UNITS: [u16; const_chars(TEXT)] = const_ucs2(TEXT);
+        assert_eq!(UNITS.to_vec(), TEXT.encode_utf16().collect::<Vec<_>>());
+        assert_eq!(const_chars(TEXT), TEXT.chars().count());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Fingerprints (XXH3-128 of the surrogatepass UTF-8 bytes) and the exact parse of a
 //! stored system message, which together replace Letta's substring tests.
 
-use xxhash_rust::xxh3::{xxh3_128, Xxh3Default};
+use std::cell::RefCell;
+
+use twox_hash::XxHash3_128;
 
 use crate::system_message::{parts, Part};
 use crate::text::{Class, Native, Units};
@@ -9,29 +11,38 @@ use crate::text::{Class, Native, Units};
 /// Where the trailing metadata block starts inside the replaced text.
 pub const METADATA_START: &[u8] = b"\n\n<memory_metadata>";
 
-/// XXH3-128 of `text`, as `xxhash.xxh3_128_intdigest(text.encode("utf-8", "surrogatepass"))`.
-pub fn fingerprint(text: &[u8]) -> u128 {
-    xxh3_128(text)
+/// The UTF-8 encoded before it is hashed: a `str` whose UTF-8 fits is hashed in one call.
+const SCRATCH_BYTES: usize = 16 * 1024;
+
+thread_local! {
+    /// One buffer a thread, zeroed once, not on each call.
+    static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; SCRATCH_BYTES].into_boxed_slice());
 }
 
-/// The same fingerprint of a `str` in its own width, encoded through a buffer on the
-/// stack: no UTF-8 copy of the text is made, and text whose UTF-8 fits the buffer is
-/// hashed at once rather than streamed.
+/// XXH3-128 of `text`, as `xxhash.xxh3_128_intdigest(text.encode("utf-8", "surrogatepass"))`.
+pub fn fingerprint(text: &[u8]) -> u128 {
+    XxHash3_128::oneshot(text)
+}
+
+/// The same fingerprint of a `str` in its own width, encoded through a reused buffer: no
+/// UTF-8 copy of the text is made, and text whose UTF-8 fits the buffer is hashed at once
+/// rather than streamed.
 pub fn fingerprint_native(text: Native<'_>) -> u128 {
     if let (Units::One(ascii), Class::Ascii) = (text.units, text.class) {
         // ASCII is its own UTF-8.
-        return xxh3_128(ascii);
+        return fingerprint(ascii);
     }
-    let mut buf = [0u8; 4096];
-    let mut streamed: Option<Xxh3Default> = None;
-    let rest = text.utf8_chunks(&mut buf, |full| streamed.get_or_insert_default().update(full));
-    match streamed {
-        None => xxh3_128(&buf[..rest]),
-        Some(mut xxh3) => {
-            xxh3.update(&buf[..rest]);
-            xxh3.digest128()
+    SCRATCH.with_borrow_mut(|buf| {
+        let mut streamed: Option<XxHash3_128> = None;
+        let rest = text.utf8_chunks(buf, |full| streamed.get_or_insert_with(XxHash3_128::new).write(full));
+        match streamed {
+            None => fingerprint(&buf[..rest]),
+            Some(mut xxh3) => {
+                xxh3.write(&buf[..rest]);
+                xxh3.finish_128()
+            }
         }
-    }
+    })
 }
 
 /// The text that replaced every `{CORE_MEMORY}` in `message`, if `message` was built from
@@ -86,12 +97,15 @@ mod tests {
     fn native_fingerprint_is_the_utf8_one() {
         let ascii = Native { units: Units::One(b"abc"), class: Class::Ascii };
         assert_eq!(fingerprint_native(ascii), fingerprint(b"abc"));
-        let wide: Vec<u32> = "\u{e9}\u{1F600}x".chars().map(u32::from).cycle().take(5000).collect();
-        let text: String = wide.iter().map(|&c| char::from_u32(c).unwrap()).collect();
-        assert_eq!(
-            fingerprint_native(Native { units: Units::Four(&wide), class: Class::Ucs4 }),
-            fingerprint(text.as_bytes())
-        );
+        // 7 bytes of UTF-8 for 3 units: 5,000 units are hashed at once, 30,000 streamed.
+        for n in [5000, 30_000] {
+            let wide: Vec<u32> = "\u{e9}\u{1F600}x".chars().map(u32::from).cycle().take(n).collect();
+            let text: String = wide.iter().map(|&c| char::from_u32(c).unwrap()).collect();
+            assert_eq!(
+                fingerprint_native(Native { units: Units::Four(&wide), class: Class::Ucs4 }),
+                fingerprint(text.as_bytes())
+            );
+        }
         // ASCII runs long and short around UCS-2 and Latin-1 code points, across chunk ends.
         let mixed: String =
             (0..3000).map(|i| ["x", "\u{2192}", "\u{e9}", &"y".repeat(i % 37)][i % 4].to_string()).collect();

@@ -408,28 +408,31 @@ fn encode_mixed<T: CodeUnit>(chunk: &[T; CHUNK], bytes: [u8; CHUNK], mut mask: u
     n + CHUNK - next
 }
 
-/// Where ASCII `needle` (not empty) first occurs in `units`: candidates found 16 units at a time.
-fn find_ascii_in<T: Copy + Into<u32>>(units: &[T], needle: &[u8]) -> Option<usize> {
+/// Where ASCII `needle` (not empty) first occurs in `units`: candidates for its first byte
+/// found 16 units at a time by SIMD, the units after the last whole chunk one by one.
+fn find_ascii_in<T: CodeUnit>(units: &[T], needle: &[u8]) -> Option<usize> {
     let (&first, rest) = needle.split_first()?;
     let last_start = units.len().checked_sub(needle.len())?;
+    let found_at = |start: usize| {
+        let tail = units.get(start + 1..start + needle.len()).unwrap_or_default();
+        tail.len() == rest.len() && tail.iter().zip(rest).all(|(&u, &b)| u.into() == u32::from(b))
+    };
     let mut chunk_start = 0;
-    while chunk_start <= last_start {
-        let chunk = &units[chunk_start..units.len().min(chunk_start + 16)];
-        if chunk.iter().fold(false, |seen, &u| seen | (u.into() == u32::from(first))) {
-            for (i, &u) in chunk.iter().enumerate() {
-                let start = chunk_start + i;
-                if start > last_start {
-                    return None;
-                }
-                let tail = &units[start + 1..start + needle.len()];
-                if u.into() == u32::from(first) && tail.iter().zip(rest).all(|(&u, &b)| u.into() == u32::from(b)) {
-                    return Some(start);
-                }
+    while let Some(chunk) = units.get(chunk_start..).and_then(<[T]>::first_chunk::<CHUNK>) {
+        let mut mask = T::equal_in_chunk(chunk, first);
+        while mask != 0 {
+            let start = chunk_start + mask.trailing_zeros() as usize;
+            if start > last_start {
+                return None;
             }
+            if found_at(start) {
+                return Some(start);
+            }
+            mask &= mask - 1;
         }
-        chunk_start += 16;
+        chunk_start += CHUNK;
     }
-    None
+    (chunk_start..=last_start).find(|&start| units[start].into() == u32::from(first) && found_at(start))
 }
 
 /// How many of `units` are `unit`, counted in chunks small enough for a `u16` a lane (a loop the compiler vectorises).
@@ -452,6 +455,14 @@ pub trait CodeUnit: Copy + Into<u32> {
     /// The chunk narrowed to bytes (exact for its ASCII units), and a mask with bit `k`
     /// set where unit `k` is not ASCII.
     fn narrow_chunk(chunk: &[Self; CHUNK]) -> ([u8; CHUNK], u32);
+    /// A mask with bit `k` set where unit `k` of the chunk is `ascii`.
+    fn equal_in_chunk(chunk: &[Self; CHUNK], ascii: u8) -> u32;
+}
+
+/// `equal_in_chunk` where there is no SSE2: unit by unit.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn equal_units<U: CodeUnit>(chunk: &[U; CHUNK], ascii: u8) -> u32 {
+    chunk.iter().enumerate().fold(0, |m, (k, &u)| m | u32::from(u.into() == u32::from(ascii)) << k)
 }
 
 /// `narrow_chunk` where there is no SSE2: unit by unit.
@@ -488,7 +499,7 @@ fn first_set(mask: i32) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
 }
 
-/// Newline masks of a chunk in each width: compare 16 units to `\n`, narrow the lanes to
+/// Masks of a chunk in each width: compare 16 units to an ASCII unit, narrow the lanes to
 /// bytes (saturating: all ones stay all ones), and take each byte's top bit.
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
@@ -529,38 +540,45 @@ mod sse2 {
         (bytes, _mm_movemask_epi8(_mm_packs_epi16(high(lo), high(hi))) as u32)
     }
 
-    pub fn one(chunk: &[u8; CHUNK]) -> i32 {
+    pub fn one(chunk: &[u8; CHUNK], ascii: u8) -> i32 {
         // SAFETY: SSE2 is part of x86-64; the unaligned load reads the chunk's own 16 bytes.
-        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(chunk.as_ptr().cast()), _mm_set1_epi8(0x0A))) }
+        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(chunk.as_ptr().cast()), _mm_set1_epi8(ascii as i8))) }
     }
 
-    pub fn two(chunk: &[u16; CHUNK]) -> i32 {
+    pub fn two(chunk: &[u16; CHUNK], ascii: u8) -> i32 {
         let at = chunk.as_ptr().cast::<__m128i>();
         // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 32 bytes.
         unsafe {
-            let eq = |k| _mm_cmpeq_epi16(_mm_loadu_si128(at.add(k)), _mm_set1_epi16(0x0A));
+            let eq = |k| _mm_cmpeq_epi16(_mm_loadu_si128(at.add(k)), _mm_set1_epi16(i16::from(ascii)));
             _mm_movemask_epi8(_mm_packs_epi16(eq(0), eq(1)))
         }
     }
 
-    pub fn four(chunk: &[u32; CHUNK]) -> i32 {
+    pub fn four(chunk: &[u32; CHUNK], ascii: u8) -> i32 {
         let at = chunk.as_ptr().cast::<__m128i>();
         // SAFETY: SSE2 is part of x86-64; the unaligned loads read the chunk's own 64 bytes.
         unsafe {
-            let eq = |k| _mm_cmpeq_epi32(_mm_loadu_si128(at.add(k)), _mm_set1_epi32(0x0A));
+            let eq = |k| _mm_cmpeq_epi32(_mm_loadu_si128(at.add(k)), _mm_set1_epi32(i32::from(ascii)));
             _mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(eq(0), eq(1)), _mm_packs_epi32(eq(2), eq(3))))
         }
     }
 }
 
-/// One `newline_in_chunk` and `narrow_chunk` for each width: SSE2 on x86-64, words or a scan elsewhere.
+/// One `newline_in_chunk`, `narrow_chunk` and `equal_in_chunk` for each width: SSE2 on x86-64, words or a scan elsewhere.
 macro_rules! chunk_masks {
-    ($newline:ident, $narrow:ident) => {
+    ($equal:ident, $narrow:ident) => {
         fn newline_in_chunk(chunk: &[Self; CHUNK]) -> Option<usize> {
             #[cfg(target_arch = "x86_64")]
-            return first_set(sse2::$newline(chunk));
+            return first_set(sse2::$equal(chunk, b'\n'));
             #[cfg(not(target_arch = "x86_64"))]
             return newline_in_words(chunk);
+        }
+
+        fn equal_in_chunk(chunk: &[Self; CHUNK], ascii: u8) -> u32 {
+            #[cfg(target_arch = "x86_64")]
+            return sse2::$equal(chunk, ascii) as u32;
+            #[cfg(not(target_arch = "x86_64"))]
+            return equal_units(chunk, ascii);
         }
 
         fn narrow_chunk(chunk: &[Self; CHUNK]) -> ([u8; CHUNK], u32) {
@@ -836,6 +854,45 @@ mod tests {
                 ];
                 for (chunk, words, scan) in found {
                     assert_eq!((chunk, words), (scan, scan), "{at} {fill:#x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_unit_is_found_in_a_chunk_where_a_scan_finds_it() {
+        // `{` (or none) at every place, among units equal to it in their low byte or low half.
+        for at in 0..=CHUNK {
+            for fill in [0x61u32, 0x7B, 0x7A, 0xFB, 0x017B, 0x7B00, 0xFF7B, 0x7B7B, 0x1_007B, 0x7B_0000, 0x00] {
+                let wide: [u32; CHUNK] = std::array::from_fn(|i| if i == at { 0x7B } else { fill });
+                let two: [u16; CHUNK] = wide.map(|u| u as u16);
+                let one: [u8; CHUNK] = wide.map(|u| u as u8);
+                assert_eq!(u32::equal_in_chunk(&wide, b'{'), equal_units(&wide, b'{'), "{at} {fill:#x}");
+                assert_eq!(u16::equal_in_chunk(&two, b'{'), equal_units(&two, b'{'), "{at} {fill:#x}");
+                assert_eq!(u8::equal_in_chunk(&one, b'{'), equal_units(&one, b'{'), "{at} {fill:#x}");
+                let expected = (0..CHUNK).filter(|&i| wide[i] == 0x7B).fold(0, |m, i| m | 1 << i);
+                assert_eq!(equal_units(&wide, b'{'), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn find_ascii_finds_what_a_scan_finds_in_every_width() {
+        let finder = memchr::memmem::Finder::new(b"{CORE_MEMORY}");
+        // Decoys: a wide unit whose low half is `{`, a needle cut short, braces doubled.
+        let pieces = ["x", "{", "\u{1017B}", "\u{17B}", "{CORE_MEMOR", "{{CORE_MEMORY}", "\u{2192}", "{CORE_MEMORY}"];
+        for n in 0..400usize {
+            let text: String =
+                (0..n % 23).map(|i| pieces[(n * 7 + i * 3) % pieces.len()]).collect::<String>() + &"y".repeat(n % 37);
+            let cps: Vec<u32> = text.chars().map(u32::from).collect();
+            let twos: Vec<u16> = cps.iter().map(|&c| c as u16).collect();
+            let needle: Vec<u32> = "{CORE_MEMORY}".chars().map(u32::from).collect();
+            for from in [0, 1, 5, 16] {
+                let scan = (from..cps.len()).find(|&i| cps[i..].starts_with(&needle));
+                assert_eq!(Native { units: Units::Four(&cps), class: Class::Ucs4 }.find_ascii(&finder, from), scan);
+                if cps.iter().all(|&c| c < 0x1_0000) {
+                    let two = Native { units: Units::Two(&twos), class: Class::Ucs2 };
+                    assert_eq!(two.find_ascii(&finder, from), scan, "{text:?} {from}");
                 }
             }
         }

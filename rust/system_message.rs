@@ -131,16 +131,22 @@ pub fn parts<T: TemplateText>(system_prompt: T, append_if_missing: bool) -> Vec<
 /// in place of each `{CORE_MEMORY}`. Both are rendered text (a `str` in Python): a million
 /// placeholders are counted without rendering the block a million times.
 pub struct SystemMessage<'a> {
-    pub template: Chars<'a>,
-    pub memory: Chars<'a>,
+    /// The template split at its placeholders, once for both passes of a render.
+    parts: Vec<Part<Chars<'a>>>,
+    memory: Chars<'a>,
     /// The `<memory_metadata>` block (see `metadata::render`).
-    pub metadata: Chars<'a>,
-    pub append_if_missing: bool,
+    metadata: Chars<'a>,
+}
+
+impl<'a> SystemMessage<'a> {
+    pub fn new(template: Chars<'a>, memory: Chars<'a>, metadata: Chars<'a>, append_if_missing: bool) -> Self {
+        SystemMessage { parts: parts(template, append_if_missing), memory, metadata }
+    }
 }
 
 impl Render for SystemMessage<'_> {
     fn render(&self, out: &mut impl Sink) -> RenderResult {
-        for part in parts(self.template, self.append_if_missing) {
+        for &part in &self.parts {
             match part {
                 Part::Template(text) => w!(out, text),
                 Part::Memory => w!(out, self.memory, "\n\n", self.metadata),
@@ -280,12 +286,8 @@ mod tests {
 
     fn system(template: &str, append: bool) -> String {
         let meta = Out::of(&meta()).unwrap().buf;
-        let message = SystemMessage {
-            template: Chars::Utf8(template.as_bytes()),
-            memory: Chars::Utf8(b"MEM"),
-            metadata: Chars::Utf8(&meta),
-            append_if_missing: append,
-        };
+        let message =
+            SystemMessage::new(Chars::Utf8(template.as_bytes()), Chars::Utf8(b"MEM"), Chars::Utf8(&meta), append);
         String::from_utf8(Out::of(&message).unwrap().buf).unwrap()
     }
 
@@ -329,13 +331,8 @@ mod tests {
         for template in &templates {
             let held = Final::of(template.as_bytes()).unwrap();
             for append in [true, false] {
-                let utf8 = SystemMessage {
-                    template: Chars::Utf8(template.as_bytes()),
-                    memory: Chars::Utf8(b"MEM"),
-                    metadata: Chars::Utf8(&meta),
-                    append_if_missing: append,
-                };
-                let native = SystemMessage { template: Chars::Native(held.native()), ..utf8 };
+                let message = |template| SystemMessage::new(template, Chars::Utf8(b"MEM"), Chars::Utf8(&meta), append);
+                let (utf8, native) = (message(Chars::Utf8(template.as_bytes())), message(Chars::Native(held.native())));
                 let expected = Out::of(&utf8).unwrap().buf;
                 let fin = Final::of(&native).unwrap();
                 assert_eq!(fin.to_utf8(), expected, "{template:?}");

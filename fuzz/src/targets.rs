@@ -526,22 +526,18 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
 
     let template = &p.template.0;
     let memory = &p.memory.0;
-    let system = SystemMessage {
-        template: Chars::Utf8(template),
-        memory: Chars::Utf8(memory),
-        metadata: Chars::Utf8(&block.buf),
-        append_if_missing: p.append,
-    };
+    let system = SystemMessage::new(Chars::Utf8(template), Chars::Utf8(memory), Chars::Utf8(&block.buf), p.append);
     let message = Out::of(&system).expect("a system message always renders");
     check::valid_text(&message.buf);
     check::final_width(&system, &message);
     // The template and the memory as Python holds them (in their own width) give the same message.
     let (held_template, held) = (Final::of(&template[..]).unwrap(), Final::of(&memory[..]).unwrap());
-    let native = SystemMessage {
-        template: Chars::Native(held_template.native()),
-        memory: Chars::Native(held.native()),
-        ..system
-    };
+    let native = SystemMessage::new(
+        Chars::Native(held_template.native()),
+        Chars::Native(held.native()),
+        Chars::Utf8(&block.buf),
+        p.append,
+    );
     assert_eq!(Out::of(&native).unwrap().buf, message.buf, "a native template and memory give the same text");
     check::final_width(&native, &message);
     let stored = stored_memory_section(template, &message.buf);

@@ -398,12 +398,12 @@ pub fn get_system_message_from_compiled_memory<'py>(
         return Err(type_error("system_prompt".into(), "str", system_prompt));
     };
     let (block, _) = render_str(py, &meta)?;
-    let message = SystemMessage {
-        template: Chars::Native(strings.native(prompt)),
-        memory: Chars::Native(strings.native(memory)),
-        metadata: Chars::Native(strings.native(&block)),
-        append_if_missing: append,
-    };
+    let message = SystemMessage::new(
+        Chars::Native(strings.native(prompt)),
+        Chars::Native(strings.native(memory)),
+        Chars::Native(strings.native(&block)),
+        append,
+    );
     render_str(py, &message).map(|(text, _)| text)
 }
 

@@ -602,7 +602,7 @@ impl CodeUnit for u8 {
 
 impl CodeUnit for u16 {
     fn find_newline(units: &[Self]) -> Option<usize> {
-        units.iter().position(|&c| c == 0x0A)
+        find_unit(units, b'\n')
     }
     fn count_newlines(units: &[Self]) -> usize {
         count_in_lanes(units, 0x0A)
@@ -612,12 +612,26 @@ impl CodeUnit for u16 {
 
 impl CodeUnit for u32 {
     fn find_newline(units: &[Self]) -> Option<usize> {
-        units.iter().position(|&c| c == 0x0A)
+        find_unit(units, b'\n')
     }
     fn count_newlines(units: &[Self]) -> usize {
         count_in_lanes(units, 0x0A)
     }
     chunk_masks!(four, narrow_four);
+}
+
+/// Where `ascii` first occurs in `units`: 16 units compared at once by SIMD, the units
+/// after the last whole chunk one by one.
+fn find_unit<T: CodeUnit>(units: &[T], ascii: u8) -> Option<usize> {
+    let mut start = 0;
+    while let Some(chunk) = units.get(start..).and_then(<[T]>::first_chunk::<CHUNK>) {
+        let mask = T::equal_in_chunk(chunk, ascii);
+        if mask != 0 {
+            return Some(start + mask.trailing_zeros() as usize);
+        }
+        start += CHUNK;
+    }
+    units.get(start..)?.iter().position(|&u| u.into() == u32::from(ascii)).map(|i| start + i)
 }
 
 /// The line before the first newline (found by `find`), and the rest after it.
@@ -872,6 +886,21 @@ mod tests {
                 assert_eq!(u8::equal_in_chunk(&one, b'{'), equal_units(&one, b'{'), "{at} {fill:#x}");
                 let expected = (0..CHUNK).filter(|&i| wide[i] == 0x7B).fold(0, |m, i| m | 1 << i);
                 assert_eq!(equal_units(&wide, b'{'), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn a_newline_is_found_in_a_wide_text_where_a_scan_finds_it() {
+        // Every length across a few chunks, a newline (or none) at every place, among units
+        // whose low byte or half is a newline.
+        for len in 0..70 {
+            for at in 0..=len {
+                let wide: Vec<u32> =
+                    (0..len).map(|i| if i == at { 0x0A } else { [0x61, 0x10A, 0x1_000A][i % 3] }).collect();
+                let two: Vec<u16> = wide.iter().map(|&u| if u == 0x1_000A { 0x20 } else { u as u16 }).collect();
+                assert_eq!(u32::find_newline(&wide), wide.iter().position(|&u| u == 0x0A), "{len} {at}");
+                assert_eq!(u16::find_newline(&two), two.iter().position(|&u| u == 0x0A), "{len} {at}");
             }
         }
     }

@@ -7,6 +7,9 @@
 //! 1, 2 or 4 bytes a code point); the codecs here move between the two forms
 //! with every code point kept, surrogates and NUL included.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
 /// Number of code points, as Python's `len(str)`.
 pub fn char_len(s: &[u8]) -> usize {
     // Every byte starts a code point except continuation bytes (0b10xxxxxx). Counting
@@ -296,7 +299,7 @@ const LATIN1_BLOCK: usize = 4096;
 fn latin1_chunks(bytes: &[u8], buf: &mut [u8], mut each: impl FnMut(&[u8])) -> usize {
     let mut n = 0;
     for block in bytes.chunks(LATIN1_BLOCK) {
-        if block.is_ascii() {
+        if is_ascii(block) {
             if n > 0 {
                 each(&buf[..n]);
                 n = 0;
@@ -307,6 +310,16 @@ fn latin1_chunks(bytes: &[u8], buf: &mut [u8], mut each: impl FnMut(&[u8])) -> u
         }
     }
     n
+}
+
+/// Whether every byte is ASCII: by AVX2 where the CPU has it.
+fn is_ascii(bytes: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { avx2::is_ascii(bytes) };
+    }
+    bytes.is_ascii()
 }
 
 /// Encodes code units as surrogatepass UTF-8 into `buf` (at least `ENCODE_ROOM` bytes),
@@ -342,7 +355,7 @@ const BLOCK: usize = 4 * CHUNK;
 /// Encodes whole chunks of `units` into `buf` while it has room for one more: the units
 /// read and the bytes written. Four chunks at a time, then one.
 fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
-    let (mut i, mut n) = (0, 0);
+    let (mut i, mut n) = T::encode_groups(units, buf);
     while let (Some(block), Some(out)) =
         (units.get(i..).and_then(<[T]>::first_chunk::<BLOCK>), buf.get_mut(n..n + 4 * ENCODE_ROOM))
     {
@@ -457,6 +470,26 @@ pub trait CodeUnit: Copy + Into<u32> {
     fn narrow_chunk(chunk: &[Self; CHUNK]) -> ([u8; CHUNK], u32);
     /// A mask with bit `k` set where unit `k` of the chunk is `ascii`.
     fn equal_in_chunk(chunk: &[Self; CHUNK], ascii: u8) -> u32;
+    /// Encodes the first units of `units` into `buf` by wider SIMD than a chunk, where the
+    /// CPU has it: the units read and the bytes written (none at all without it).
+    fn encode_groups(_units: &[Self], _buf: &mut [u8]) -> (usize, usize) {
+        (0, 0)
+    }
+}
+
+/// `CodeUnit::encode_groups` for a width that AVX2 encodes.
+macro_rules! encode_groups_avx2 {
+    () => {
+        fn encode_groups(units: &[Self], buf: &mut [u8]) -> (usize, usize) {
+            #[cfg(target_arch = "x86_64")]
+            if avx2::available() {
+                // SAFETY: the CPU has what `avx2` needs.
+                return unsafe { avx2::encode_groups(units, buf) };
+            }
+            let _ = (units, buf);
+            (0, 0)
+        }
+    };
 }
 
 /// `equal_in_chunk` where there is no SSE2: unit by unit.
@@ -598,6 +631,7 @@ impl CodeUnit for u8 {
         memchr::memchr_iter(b'\n', units).count()
     }
     chunk_masks!(one, narrow_one);
+    encode_groups_avx2!();
 }
 
 impl CodeUnit for u16 {
@@ -608,6 +642,7 @@ impl CodeUnit for u16 {
         count_in_lanes(units, 0x0A)
     }
     chunk_masks!(two, narrow_two);
+    encode_groups_avx2!();
 }
 
 impl CodeUnit for u32 {
@@ -618,6 +653,7 @@ impl CodeUnit for u32 {
         count_in_lanes(units, 0x0A)
     }
     chunk_masks!(four, narrow_four);
+    encode_groups_avx2!();
 }
 
 /// Where `ascii` first occurs in `units`: 16 units compared at once by SIMD, the units
@@ -1084,6 +1120,84 @@ mod tests {
                     let rest = native.utf8_chunks(&mut buf, |c| utf8.extend_from_slice(c));
                     utf8.extend_from_slice(&buf[..rest]);
                     assert!(utf8 == text.as_bytes(), "width {width}, buffer {size}");
+                }
+            }
+        }
+    }
+
+    /// Code points as surrogatepass UTF-8, encoded plainly (the test's own encoder).
+    fn surrogatepass(cps: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &cp in cps {
+            match cp {
+                0..=0x7F => out.push(cp as u8),
+                0x80..=0x7FF => out.extend([0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]),
+                0x800..=0xFFFF => {
+                    out.extend([0xE0 | (cp >> 12) as u8, 0x80 | (cp >> 6 & 0x3F) as u8, 0x80 | (cp & 0x3F) as u8])
+                }
+                _ => out.extend([
+                    0xF0 | (cp >> 18) as u8,
+                    0x80 | (cp >> 12 & 0x3F) as u8,
+                    0x80 | (cp >> 6 & 0x3F) as u8,
+                    0x80 | (cp & 0x3F) as u8,
+                ]),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn wide_units_encode_alone_few_or_many_at_every_place() {
+        // Code points of every UTF-8 length and at each length's edges, lone surrogates
+        // among them: one at every place of the first groups of texts that end around a
+        // group's end (where what follows a unit is short), then texts of every density.
+        const POOL: [u32; 13] =
+            [0, 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x2192, 0xD800, 0xDFFF, 0xFFFF, 0x1_0000, 0x1F600, 0x10_FFFF];
+        let mut texts: Vec<Vec<u32>> = Vec::new();
+        for len in [1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 130] {
+            for at in 0..len {
+                for cp in [0xE9, 0x2192, 0xDC00, 0x1F600] {
+                    let mut text: Vec<u32> = (0..len).map(|k| u32::from(b'a') + (k % 26) as u32).collect();
+                    text[at] = cp;
+                    texts.push(text);
+                }
+            }
+        }
+        let mut seed = 7u32;
+        let mut next = |n: u32| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (seed >> 16) % n
+        };
+        // The pool, and its Latin-1 part alone (so that some texts are held in one byte a unit).
+        for pool in [&POOL[..], &POOL[..4]] {
+            for _ in 0..400 {
+                let (density, len) = (next(34), next(400));
+                let text = (0..len)
+                    .map(|_| match next(32) < density {
+                        true => pool[next(pool.len() as u32) as usize],
+                        false => u32::from(b'a') + next(26),
+                    })
+                    .collect();
+                texts.push(text);
+            }
+        }
+        for text in &texts {
+            let expected = surrogatepass(text);
+            let one: Option<Vec<u8>> = text.iter().map(|&cp| u8::try_from(cp).ok()).collect();
+            let two: Option<Vec<u16>> = text.iter().map(|&cp| u16::try_from(cp).ok()).collect();
+            let mut natives = vec![Native { units: Units::Four(text), class: Class::Ucs4 }];
+            if let Some(two) = &two {
+                natives.push(Native { units: Units::Two(two), class: Class::Ucs2 });
+            }
+            if let Some(one) = &one {
+                natives.push(Native { units: Units::One(one), class: Class::Latin1 });
+            }
+            for native in natives {
+                for size in [ENCODE_ROOM, 200, 333, 4096] {
+                    let (mut utf8, mut buf) = (Vec::new(), vec![0u8; size]);
+                    let rest = native.utf8_chunks(&mut buf, |c| utf8.extend_from_slice(c));
+                    utf8.extend_from_slice(&buf[..rest]);
+                    assert!(utf8 == expected, "{text:x?} in a buffer of {size}");
                 }
             }
         }

@@ -1,0 +1,311 @@
+//! Code units of every width encoded as UTF-8 32 at a time with AVX2, where the CPU has it
+//! (asked at run time): a group of 32 units is narrowed to bytes and tested with a few
+//! instructions, and stored as it is when it is all ASCII.
+
+use std::arch::x86_64::*;
+
+use super::{encode, CodeUnit};
+
+/// Units encoded at once.
+const GROUP: usize = 32;
+
+/// Output room a group needs: four bytes a unit, and a whole 32-byte store past the last.
+const ROOM: usize = 5 * GROUP;
+
+/// Whether this CPU has AVX2 (and BMI1 and POPCNT, as every such CPU does); std asks once.
+#[inline]
+pub fn available() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("bmi1") && is_x86_feature_detected!("popcnt")
+}
+
+/// A code unit of a `str`, read 32 at a time.
+pub trait Wide: CodeUnit {
+    /// The 32 units at `p` narrowed to bytes (exact where they are ASCII), and whether
+    /// all of them are ASCII.
+    ///
+    /// # Safety
+    /// AVX2 is available, and `p` points to 32 readable units.
+    unsafe fn narrow(p: *const Self) -> (__m256i, bool);
+
+    /// A mask with bit `k` set where unit `k` of the 32 at `p` is not ASCII.
+    ///
+    /// # Safety
+    /// As `narrow`.
+    unsafe fn non_ascii(p: *const Self) -> u32;
+
+    /// Eight units (the first eight of `units`) in 32-bit lanes, when all are below U+10000.
+    ///
+    /// # Safety
+    /// AVX2 is available.
+    unsafe fn eight_below_0x10000(units: &[Self]) -> Option<__m256i>;
+}
+
+impl Wide for u8 {
+    #[target_feature(enable = "avx2")]
+    unsafe fn narrow(p: *const u8) -> (__m256i, bool) {
+        let bytes = _mm256_loadu_si256(p.cast());
+        (bytes, _mm256_movemask_epi8(bytes) == 0)
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn non_ascii(p: *const u8) -> u32 {
+        _mm256_movemask_epi8(_mm256_loadu_si256(p.cast())) as u32
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn eight_below_0x10000(units: &[u8]) -> Option<__m256i> {
+        let eight = units.first_chunk::<8>()?;
+        Some(_mm256_cvtepu8_epi32(_mm_loadl_epi64(eight.as_ptr().cast())))
+    }
+}
+
+impl Wide for u16 {
+    #[target_feature(enable = "avx2")]
+    unsafe fn narrow(p: *const u16) -> (__m256i, bool) {
+        let (lo, hi) = (_mm256_loadu_si256(p.cast()), _mm256_loadu_si256(p.add(16).cast()));
+        // Packing works within each 128-bit half: the permute puts the quarters in order.
+        let bytes = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(lo, hi));
+        (bytes, _mm256_testz_si256(_mm256_or_si256(lo, hi), _mm256_set1_epi16(0xFF80u16 as i16)) == 1)
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn non_ascii(p: *const u16) -> u32 {
+        // A unit from 0x80 up has its top bit set once 0x7F80 is added (saturating); signed
+        // packing keeps that bit, one byte a unit.
+        let high = |k: usize| _mm256_adds_epu16(_mm256_loadu_si256(p.add(k).cast()), _mm256_set1_epi16(0x7F80));
+        let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(high(0), high(16)));
+        _mm256_movemask_epi8(packed) as u32
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn eight_below_0x10000(units: &[u16]) -> Option<__m256i> {
+        let eight = units.first_chunk::<8>()?;
+        Some(_mm256_cvtepu16_epi32(_mm_loadu_si128(eight.as_ptr().cast())))
+    }
+}
+
+impl Wide for u32 {
+    #[target_feature(enable = "avx2")]
+    unsafe fn narrow(p: *const u32) -> (__m256i, bool) {
+        let load = |k: usize| _mm256_loadu_si256(p.add(k).cast());
+        let (a, b, c, d) = (load(0), load(8), load(16), load(24));
+        // Code points fit 31 bits: unsigned saturation keeps those below 0x10000 exact, then
+        // those below 0x80 (a wider one may become any byte; the test below catches it).
+        let bytes = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
+        // Each half holds four units of each source vector: put the 4-byte groups in order.
+        let bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let any = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
+        (bytes, _mm256_testz_si256(any, _mm256_set1_epi32(!0x7F)) == 1)
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn non_ascii(p: *const u32) -> u32 {
+        let high = |k: usize| {
+            let wide = _mm256_cmpgt_epi32(_mm256_loadu_si256(p.add(k).cast()), _mm256_set1_epi32(0x7F));
+            _mm256_movemask_ps(_mm256_castsi256_ps(wide)) as u32
+        };
+        high(0) | high(8) << 8 | high(16) << 16 | high(24) << 24
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn eight_below_0x10000(units: &[u32]) -> Option<__m256i> {
+        let x = _mm256_loadu_si256(units.first_chunk::<8>()?.as_ptr().cast());
+        (_mm256_testz_si256(x, _mm256_set1_epi32(!0xFFFF)) == 1).then_some(x)
+    }
+}
+
+/// Whether every byte of `bytes` is ASCII, 128 bytes a test.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+pub unsafe fn is_ascii(bytes: &[u8]) -> bool {
+    let mut blocks = bytes.chunks_exact(4 * GROUP);
+    for block in &mut blocks {
+        let load = |k: usize| _mm256_loadu_si256(block.as_ptr().add(k * GROUP).cast());
+        let any = _mm256_or_si256(_mm256_or_si256(load(0), load(1)), _mm256_or_si256(load(2), load(3)));
+        if _mm256_movemask_epi8(any) != 0 {
+            return false;
+        }
+    }
+    blocks.remainder().is_ascii()
+}
+
+/// Encodes whole groups of `units` as surrogatepass UTF-8 into `buf` while it has room for
+/// one more: the units read and the bytes written. Two groups are tested at once, so that
+/// a run of ASCII costs one branch for 64 units.
+///
+/// # Safety
+/// AVX2, BMI1 and POPCNT are available (`available`).
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+pub unsafe fn encode_groups<T: Wide>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
+    let (src, dst) = (units.as_ptr(), buf.as_mut_ptr());
+    let (mut i, mut n) = (0, 0);
+    // SAFETY (each group): the loop conditions keep its units inside `units` and its
+    // output, `ROOM` bytes at most, inside `buf`.
+    while i + 2 * GROUP <= units.len() && n + 2 * ROOM <= buf.len() {
+        let ((first, first_ascii), (second, second_ascii)) = (T::narrow(src.add(i)), T::narrow(src.add(i + GROUP)));
+        _mm256_storeu_si256(dst.add(n).cast(), first);
+        if first_ascii && second_ascii {
+            _mm256_storeu_si256(dst.add(n + GROUP).cast(), second);
+            (i, n) = (i + 2 * GROUP, n + 2 * GROUP);
+            continue;
+        }
+        n += if first_ascii { GROUP } else { not_ascii(units, i, first, dst.add(n)) };
+        _mm256_storeu_si256(dst.add(n).cast(), second);
+        n += if second_ascii { GROUP } else { not_ascii(units, i + GROUP, second, dst.add(n)) };
+        i += 2 * GROUP;
+    }
+    while i + GROUP <= units.len() && n + ROOM <= buf.len() {
+        let (bytes, ascii) = T::narrow(src.add(i));
+        _mm256_storeu_si256(dst.add(n).cast(), bytes);
+        n += if ascii { GROUP } else { not_ascii(units, i, bytes, dst.add(n)) };
+        i += GROUP;
+    }
+    (i, n)
+}
+
+/// The group at `i` of `units`, which is not all ASCII, its narrowed `bytes` stored at `out`
+/// already: the bytes it takes.
+///
+/// # Safety
+/// As `encode_groups`; the group is inside `units`, and `ROOM` bytes from `out` are writable.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+unsafe fn not_ascii<T: Wide>(units: &[T], i: usize, bytes: __m256i, out: *mut u8) -> usize {
+    let src = units.as_ptr().add(i);
+    let mask = T::non_ascii(src);
+    match one_of_two_or_three_bytes(units, i, mask) {
+        Some((at, word, len)) => {
+            // The unit where it stands, then the units after it, narrowed again from the
+            // source (what follows the group is written over by the next one).
+            out.add(at).cast::<u32>().write_unaligned(word.to_le());
+            _mm256_storeu_si256(out.add(at + len).cast(), T::narrow(src.add(at + 1)).0);
+            GROUP - 1 + len
+        }
+        None => few_or_many(&*src.cast::<[T; GROUP]>(), bytes, mask, std::slice::from_raw_parts_mut(out, ROOM)),
+    }
+}
+
+/// The one unit of the group at `i` that is not ASCII (`mask` has one bit), when it takes
+/// two or three bytes and 32 units follow it in `units`: where it is in the group, its
+/// bytes as a little-endian word, and their number. Without a branch on its size.
+#[inline]
+fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> Option<(usize, u32, usize)> {
+    if mask & mask.wrapping_sub(1) != 0 {
+        return None;
+    }
+    let at = mask.trailing_zeros() as usize;
+    let cp: u32 = (*units.get(i + at)?).into();
+    if cp >= 0x1_0000 || units.len() < i + at + 1 + GROUP {
+        return None;
+    }
+    let two = 0x80C0 | cp >> 6 | (cp & 0x3F) << 8;
+    let three = 0x80_80E0 | cp >> 12 | (cp >> 6 & 0x3F) << 8 | (cp & 0x3F) << 16;
+    let wider = cp >= 0x800;
+    Some((at, if wider { three } else { two }, 2 + usize::from(wider)))
+}
+
+/// At most this many units of a group that are not ASCII are encoded one by one, in place;
+/// a group with more is encoded eight units at a time (`encode_eight`).
+const FEW: u32 = 4;
+
+/// A group holding units that are not ASCII (bit `k` of `mask` for unit `k`), its narrowed
+/// `bytes` stored at the start of `out` (`ROOM` long) already. The bytes written.
+/// Not inlined, so that the loop of groups keeps its registers.
+#[inline(never)]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+unsafe fn few_or_many<T: Wide>(group: &[T; GROUP], bytes: __m256i, mut mask: u32, out: &mut [u8]) -> usize {
+    if mask.count_ones() > FEW {
+        return dense(group, out);
+    }
+    // The bytes before the first such unit are in place. Each is encoded where the bytes
+    // before it end, and the bytes after it stored after it (the next one writes over them).
+    let mut lanes = [0u8; 2 * GROUP];
+    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), bytes);
+    let mut shift = 0;
+    while mask != 0 {
+        let at = mask.trailing_zeros() as usize;
+        shift += encode(group[at].into(), &mut out[at + shift..]) - 1;
+        out[at + 1 + shift..at + 1 + shift + GROUP].copy_from_slice(&lanes[at + 1..at + 1 + GROUP]);
+        mask &= mask - 1;
+    }
+    GROUP + shift
+}
+
+/// A group with many units that are not ASCII, encoded eight at a time into `out` (`ROOM` long).
+#[target_feature(enable = "avx2")]
+unsafe fn dense<T: Wide>(group: &[T; GROUP], out: &mut [u8]) -> usize {
+    (0..GROUP / 8).fold(0, |n, k| n + encode_eight(&group[8 * k..8 * k + 8], &mut out[n..]))
+}
+
+/// Eight units as UTF-8 at the start of `out` (at least 48 bytes): the bytes written. Below
+/// U+10000 (surrogates included, as `surrogatepass` writes them) each unit's one, two or
+/// three bytes are made in a 32-bit lane at once and the lanes packed together by one
+/// shuffle a half; eight that hold a wider code point are encoded one by one.
+#[target_feature(enable = "avx2")]
+unsafe fn encode_eight<T: Wide>(units: &[T], out: &mut [u8]) -> usize {
+    let Some(x) = T::eight_below_0x10000(units) else {
+        return units.iter().fold(0, |n, &u| n + encode(u.into(), &mut out[n..]));
+    };
+    let set = |v: i32| _mm256_set1_epi32(v);
+    let last = _mm256_or_si256(_mm256_and_si256(x, set(0x3F)), set(0x80));
+    let middle = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32::<6>(x), set(0x3F)), set(0x80));
+    let two = _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32::<6>(x), set(0xC0)), _mm256_slli_epi32::<8>(last));
+    let three = _mm256_or_si256(
+        _mm256_or_si256(_mm256_srli_epi32::<12>(x), set(0xE0)),
+        _mm256_or_si256(_mm256_slli_epi32::<8>(middle), _mm256_slli_epi32::<16>(last)),
+    );
+    let (wide, wider) = (_mm256_cmpgt_epi32(x, set(0x7F)), _mm256_cmpgt_epi32(x, set(0x7FF)));
+    let lanes = _mm256_blendv_epi8(_mm256_blendv_epi8(x, two, wide), three, wider);
+    let (two_bits, three_bits) = (
+        _mm256_movemask_ps(_mm256_castsi256_ps(wide)) as usize,
+        _mm256_movemask_ps(_mm256_castsi256_ps(wider)) as usize,
+    );
+    let (low, high) = ((two_bits & 0xF) | (three_bits & 0xF) << 4, (two_bits >> 4) | (three_bits >> 4) << 4);
+    let shuffle = _mm256_loadu2_m128i(PACK[high].as_ptr().cast(), PACK[low].as_ptr().cast());
+    let packed = _mm256_shuffle_epi8(lanes, shuffle);
+    let (low_len, high_len) = (usize::from(PACK_LEN[low]), usize::from(PACK_LEN[high]));
+    // Each half's 16 bytes, the second's from where the first's used ones end (at most 12 in).
+    let out = &mut out[..48];
+    _mm_storeu_si128(out.as_mut_ptr().cast(), _mm256_castsi256_si128(packed));
+    _mm_storeu_si128(out[low_len..].as_mut_ptr().cast(), _mm256_extracti128_si256::<1>(packed));
+    low_len + high_len
+}
+
+/// For four 32-bit lanes of one, two or three UTF-8 bytes each (bit `j` of the index: lane
+/// `j` has two or more; bit `j + 4`: three), the shuffle that packs their bytes together.
+const PACK: [[u8; 16]; 256] = {
+    let mut table = [[0x80u8; 16]; 256];
+    let mut index = 0;
+    while index < 256 {
+        let mut n = 0;
+        let mut lane = 0;
+        while lane < 4 {
+            let len = 1 + (index >> lane & 1) + (index >> (lane + 4) & 1);
+            let mut k = 0;
+            while k < len {
+                table[index][n] = (4 * lane + k) as u8;
+                (n, k) = (n + 1, k + 1);
+            }
+            lane += 1;
+        }
+        index += 1;
+    }
+    table
+};
+
+/// The bytes each `PACK` shuffle keeps.
+const PACK_LEN: [u8; 256] = {
+    let mut lens = [0u8; 256];
+    let mut index = 0;
+    while index < 256 {
+        let mut lane = 0;
+        while lane < 4 {
+            lens[index] += (1 + (index >> lane & 1) + (index >> (lane + 4) & 1)) as u8;
+            lane += 1;
+        }
+        index += 1;
+    }
+    lens
+};

@@ -12,9 +12,9 @@
 # (not committed); to keep one, minimise it (`cargo fuzz tmin`) and copy it to fuzz/corpus/<target>/.
 #
 # Needs the stable Rust toolchain and Python 3 (the core links libpython, as `cargo test` does).
-# cargo-fuzz is installed into ~/.cargo/bin when missing. No sanitizer (`-s none`): the core has
-# no unsafe code, and a sanitizer would need a nightly compiler. Debug assertions and overflow
-# checks are on.
+# cargo-fuzz is installed into ~/.cargo/bin when missing. No sanitizer (`-s none`): a sanitizer
+# would need a nightly compiler. The core's only unsafe code is SIMD loads and stores in `text`,
+# inside bounds its loops check. Debug assertions and overflow checks are on.
 set -euo pipefail
 
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

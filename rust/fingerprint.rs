@@ -2,10 +2,12 @@
 //! stored system message, which together replace Letta's substring tests.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use twox_hash::XxHash3_128;
 
-use crate::system_message::{parts, Part};
+use crate::model::Chars;
+use crate::system_message::{parts, Part, TemplateText};
 use crate::text::{Class, Native, Units};
 
 /// Where the trailing metadata block starts inside the replaced text.
@@ -45,45 +47,56 @@ pub fn fingerprint_native(text: Native<'_>) -> u128 {
     })
 }
 
-/// The text that replaced every `{CORE_MEMORY}` in `message`, if `message` was built from
-/// `template` (with the placeholder appended when it has none): the template's text must
-/// frame it and every occurrence must hold the same text.
-pub fn replaced_text<'m>(template: &[u8], message: &'m [u8]) -> Option<&'m [u8]> {
-    let parts = parts(template, true);
-    let literal: usize = parts.iter().map(|p| if let Part::Template(t) = p { t.len() } else { 0 }).sum();
+/// Where the text that replaced every `{CORE_MEMORY}` in `message` is (its first
+/// occurrence, in code points), if `message` was built from `template` (with the
+/// placeholder appended when it has none): the template's text must frame it and every
+/// occurrence must hold the same text. Both are read in their own width.
+pub fn replaced_text(template: Native<'_>, message: Native<'_>) -> Option<Range<usize>> {
+    let parts = parts(Chars::Native(template), true);
+    let literal: usize = parts.iter().map(|p| if let Part::Template(t) = p { t.units() } else { 0 }).sum();
     let slots = parts.iter().filter(|p| matches!(p, Part::Memory)).count();
     let filled = message.len().checked_sub(literal)?;
     if slots == 0 || filled % slots != 0 {
         return None;
     }
     let width = filled / slots;
-    let mut rest = message;
-    let mut replaced: Option<&[u8]> = None;
+    let (mut at, mut replaced): (usize, Option<Range<usize>>) = (0, None);
     for part in parts {
+        let len = match part {
+            Part::Template(literal) => literal.units(),
+            Part::Memory => width,
+        };
+        let text = message.slice(at, at.checked_add(len).filter(|&end| end <= message.len())?);
         match part {
-            Part::Template(text) => rest = rest.strip_prefix(text)?,
-            Part::Memory => {
-                let (text, after) = rest.split_at_checked(width)?;
-                if replaced.is_some_and(|r| r != text) {
-                    return None;
-                }
-                replaced = Some(text);
-                rest = after;
+            Part::Template(Chars::Native(literal)) if !text.same_text(literal) => return None,
+            // `parts` gives UTF-8 only for the "\n\n" before an appended placeholder.
+            Part::Template(Chars::Utf8(literal)) if !(literal.is_ascii() && text.starts_with_ascii(literal)) => {
+                return None
             }
+            Part::Memory => match &replaced {
+                Some(first) if !message.slice(first.start, first.end).same_text(text) => return None,
+                Some(_) => {}
+                None => replaced = Some(at..at + len),
+            },
+            Part::Template(_) => {}
         }
+        at += len;
     }
     replaced
 }
 
-/// The memory section of a stored message: the replaced text up to its last metadata block.
-pub fn stored_memory_section<'m>(template: &[u8], message: &'m [u8]) -> Option<&'m [u8]> {
+/// Where the memory section of a stored message is (in code points): the replaced text
+/// up to its last metadata block.
+pub fn stored_memory_section(template: Native<'_>, message: Native<'_>) -> Option<Range<usize>> {
     let replaced = replaced_text(template, message)?;
-    memchr::memmem::rfind(replaced, METADATA_START).map(|end| &replaced[..end])
+    let end = message.slice(replaced.start, replaced.end).rfind_ascii(METADATA_START)?;
+    Some(replaced.start..replaced.start + end)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::out::Final;
 
     const META: &str = "\n\n<memory_metadata>\n- AGENT_ID: a\n</memory_metadata>";
 
@@ -118,35 +131,61 @@ mod tests {
         assert_eq!(fingerprint_native(surrogate), fingerprint(&[0xED, 0xA0, 0x80]));
     }
 
+    /// `stored_memory_section` of a template and a message held as Python holds them (each
+    /// in its own width): the section, as a `String`.
+    fn section(template: &str, message: &str) -> Option<String> {
+        let (held_template, held) = (Final::of(template.as_bytes()).unwrap(), Final::of(message.as_bytes()).unwrap());
+        let found = stored_memory_section(held_template.native(), held.native())?;
+        Some(message.chars().skip(found.start).take(found.len()).collect())
+    }
+
     #[test]
     fn placeholder_appended_when_missing() {
         let msg = format!("You are X.\n\n<memory_blocks>m</memory_blocks>{META}");
-        assert_eq!(
-            stored_memory_section(b"You are X.", msg.as_bytes()),
-            Some(&b"<memory_blocks>m</memory_blocks>"[..])
-        );
-        assert_eq!(stored_memory_section(b"You are Y.", msg.as_bytes()), None);
+        assert_eq!(section("You are X.", &msg).as_deref(), Some("<memory_blocks>m</memory_blocks>"));
+        assert_eq!(section("You are Y.", &msg), None);
     }
 
     #[test]
     fn every_placeholder_must_hold_the_same_text() {
-        let t = b"A{CORE_MEMORY}B{CORE_MEMORY}C";
-        let same = format!("Am{META}Bm{META}C");
-        assert_eq!(stored_memory_section(t, same.as_bytes()), Some(&b"m"[..]));
-        let differ = format!("Am{META}Bn{META}C");
-        assert_eq!(stored_memory_section(t, differ.as_bytes()), None);
+        let t = "A{CORE_MEMORY}B{CORE_MEMORY}C";
+        assert_eq!(section(t, &format!("Am{META}Bm{META}C")).as_deref(), Some("m"));
+        assert_eq!(section(t, &format!("Am{META}Bn{META}C")), None);
     }
 
     #[test]
     fn memory_holding_a_fake_metadata_block() {
         let memory = "v\n\n<memory_metadata>\nfake\n</memory_metadata>";
         let msg = "S{CORE_MEMORY}E".replace("{CORE_MEMORY}", &format!("{memory}{META}"));
-        assert_eq!(stored_memory_section(b"S{CORE_MEMORY}E", msg.as_bytes()), Some(memory.as_bytes()));
+        assert_eq!(section("S{CORE_MEMORY}E", &msg).as_deref(), Some(memory));
     }
 
     #[test]
     fn empty_memory_section() {
-        let msg = format!("T\n\n{META}");
-        assert_eq!(stored_memory_section(b"T", msg.as_bytes()), Some(&b""[..]));
+        assert_eq!(section("T", &format!("T\n\n{META}")).as_deref(), Some(""));
+    }
+
+    #[test]
+    fn template_message_and_section_of_different_widths() {
+        // A message is as wide as its widest part: the template's text, the memory's or the
+        // metadata's; the section found has the class of what it holds.
+        for (template, memory, meta) in [
+            ("You are X.", "<m>a\u{2192}b</m>", META),
+            ("You are X.", "<m>ab</m>", "\n\n<memory_metadata>\u{1F600}</memory_metadata>"),
+            ("\u{e9}{CORE_MEMORY}\u{1F600}", "<m>\u{2192}</m>", META),
+            ("\u{2192}{CORE_MEMORY}x{CORE_MEMORY}", "<m>\u{e9}</m>", META),
+            ("\u{1F600}", "", META),
+        ] {
+            let filled = format!("{memory}{meta}");
+            let message = match template.contains("{CORE_MEMORY}") {
+                true => template.replace("{CORE_MEMORY}", &filled),
+                false => format!("{template}\n\n{filled}"),
+            };
+            assert_eq!(section(template, &message).as_deref(), Some(memory), "{template:?} {memory:?}");
+            // A code point more in the template's text, of any width: not this template's message.
+            for more in ["x", "\u{e9}", "\u{2192}", "\u{1F600}"] {
+                assert_eq!(section(&format!("{template}{more}"), &message), None, "{template:?}{more:?}");
+            }
+        }
     }
 }

@@ -247,6 +247,37 @@ impl<'a> Native<'a> {
         at.map(|i| from + i)
     }
 
+    /// Whether both hold the same code points, whatever their widths.
+    pub fn same_text(self, other: Native<'_>) -> bool {
+        fn same<A: Copy + Into<u32>, B: Copy + Into<u32>>(a: &[A], b: &[B]) -> bool {
+            a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| x.into() == y.into())
+        }
+        match (self.units, other.units) {
+            (Units::One(a), Units::One(b)) => a == b,
+            (Units::Two(a), Units::Two(b)) => a == b,
+            (Units::Four(a), Units::Four(b)) => a == b,
+            (Units::One(a), Units::Two(b)) => same(a, b),
+            (Units::One(a), Units::Four(b)) => same(a, b),
+            (Units::Two(a), Units::One(b)) => same(a, b),
+            (Units::Two(a), Units::Four(b)) => same(a, b),
+            (Units::Four(a), Units::One(b)) => same(a, b),
+            (Units::Four(a), Units::Two(b)) => same(a, b),
+        }
+    }
+
+    /// Where ASCII `needle` (not empty) last occurs, in code units.
+    pub fn rfind_ascii(&self, needle: &[u8]) -> Option<usize> {
+        fn rfind<T: Copy + Into<u32>>(units: &[T], needle: &[u8]) -> Option<usize> {
+            let last = units.len().checked_sub(needle.len())?;
+            (0..=last).rev().find(|&at| units[at..].iter().zip(needle).all(|(&u, &b)| u.into() == u32::from(b)))
+        }
+        match self.units {
+            Units::One(u) => memchr::memmem::rfind(u, needle),
+            Units::Two(u) => rfind(u, needle),
+            Units::Four(u) => rfind(u, needle),
+        }
+    }
+
     /// Code units `start..end` (empty when out of range), with the whole text's class.
     pub fn slice(self, start: usize, end: usize) -> Native<'a> {
         let units = match self.units {
@@ -1200,6 +1231,28 @@ mod tests {
                     assert!(utf8 == expected, "{text:x?} in a buffer of {size}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn texts_compare_and_are_searched_across_widths() {
+        let text = "a\u{e9}\n\n<m>\u{2192}\n\n<m>";
+        let cps: Vec<u32> = text.chars().map(u32::from).collect();
+        let two: Vec<u16> = cps.iter().map(|&c| c as u16).collect();
+        let (wide, narrow) = (
+            Native { units: Units::Four(&cps), class: Class::Ucs4 },
+            Native { units: Units::Two(&two), class: Class::Ucs2 },
+        );
+        assert!(wide.same_text(narrow) && narrow.same_text(wide));
+        let latin1 = Native { units: Units::One(&[0x61, 0xE9]), class: Class::Latin1 };
+        assert!(wide.slice(0, 2).same_text(latin1) && latin1.same_text(narrow.slice(0, 2)));
+        assert!(!wide.slice(0, 2).same_text(latin1.slice(0, 1)), "another length");
+        assert!(!wide.slice(1, 3).same_text(latin1), "another text");
+        for native in [wide, narrow] {
+            assert_eq!(native.rfind_ascii(b"\n\n<m>"), Some(8));
+            assert_eq!(native.slice(0, 8).rfind_ascii(b"\n\n<m>"), Some(2));
+            assert_eq!(native.rfind_ascii(b"<x>"), None);
+            assert_eq!(native.slice(0, 2).rfind_ascii(b"\n\n<m>"), None, "longer than the text");
         }
     }
 

@@ -5,8 +5,8 @@ from datetime import datetime, timezone
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from outcome import assert_same
-from strategies import system_message_args, texts
+from outcome import assert_same, canonical_width, width
+from strategies import system_message_args, templates, texts
 
 import memprompt as mp
 from memprompt import reference as ref
@@ -166,6 +166,44 @@ def test_system_message_equals_reference(args, memory):
         lambda: mp.get_system_message_from_compiled_memory(**args),
         lambda: ref.get_system_message_from_compiled_memory(**args),
     )
+
+
+def stored_section_oracle(template: str, message: str) -> str | None:
+    """The exact parse in plain Python: the template's text frames the replaced text, every
+    placeholder holds the same text, and the memory section ends at its last metadata marker."""
+    pieces = template.split("{CORE_MEMORY}")
+    if len(pieces) == 1:
+        pieces = [template + "\n\n", ""]
+    slots = len(pieces) - 1
+    filled = len(message) - sum(map(len, pieces))
+    if filled < 0 or filled % slots:
+        return None
+    width, at, replaced = filled // slots, 0, None
+    for i, piece in enumerate(pieces):
+        if message[at : at + len(piece)] != piece:
+            return None
+        at += len(piece)
+        if i < slots:
+            if replaced is not None and message[at : at + width] != replaced:
+                return None
+            replaced, at = message[at : at + width], at + width
+    assert replaced is not None
+    end = replaced.rfind("\n\n<memory_metadata>")
+    return None if end < 0 else replaced[:end]
+
+
+@given(templates, texts(), texts(max_pieces=4), st.integers(0, 3))
+def test_stored_memory_section_reads_every_width_exactly(template, memory, noise, cut):
+    """Template and message in any of the three widths (the message as wide as its widest
+    part), read in their own: the section equals the oracle's, and is a canonical str."""
+    built = message(template, memory)
+    for text in (built, built[cut:], built + noise, noise + built, noise):
+        found = mp.stored_memory_section(template, text)
+        assert found == stored_section_oracle(template, text)
+        if found is not None:
+            assert type(found) is str and width(found) == canonical_width(found)
+    if "\n\n<memory_metadata>" not in memory:
+        assert mp.stored_memory_section(template, built) == memory
 
 
 class LongStr(str):

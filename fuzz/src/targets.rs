@@ -540,19 +540,24 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
     );
     assert_eq!(Out::of(&native).unwrap().buf, message.buf, "a native template and memory give the same text");
     check::final_width(&native, &message);
-    let stored = stored_memory_section(template, &message.buf);
-    // The exact parse gives back the memory section, whatever it holds, unless the metadata
-    // itself holds the marker the parse looks for (a tag or id with "\n\n<memory_metadata>").
+    // The exact parse, reading the template and the message as Python holds them (each in its
+    // own width), gives back the memory section, whatever it holds, unless the metadata itself
+    // holds the marker the parse looks for (a tag or id with "\n\n<memory_metadata>").
+    let stored_in = |message: &[u8]| {
+        let message = Final::of(message).expect("a message is text");
+        let range = stored_memory_section(held_template.native(), message.native())?;
+        assert!(range.start <= range.end && range.end <= message.native().len(), "the section is part of the message");
+        let mut section = Out::default();
+        section.push_native(message.native().slice(range.start, range.end));
+        Some(section.buf)
+    };
+    let stored = stored_in(&message.buf);
     let placed = p.append || contains(template, PLACEHOLDER);
     let clean_metadata = !contains(&block.buf, METADATA_START);
     if placed && clean_metadata {
-        assert_eq!(stored, Some(&memory[..]), "stored_memory_section gives back the memory section");
+        assert_eq!(stored.as_deref(), Some(&memory[..]), "stored_memory_section gives back the memory section");
     }
-    let raw = stored_memory_section(template, &p.message.0);
-    if let Some(section) = raw {
-        let range = p.message.0.as_ptr_range();
-        assert!(range.contains(&section.as_ptr()) || section.is_empty(), "the section is part of the message");
-    }
+    let raw = stored_in(&p.message.0);
 
     let formatted =
         system_message::safe_format(template, |key| VARIABLES.iter().find(|(k, _)| *k == key).map(|(_, v)| *v));
@@ -596,8 +601,8 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
         ("timezone", timezone),
         ("message", Json::text(&p.message)),
         ("expected", Json::outcome(Some(expected))),
-        ("expected_stored", stored.map_or(Json::Null, Json::hex)),
-        ("expected_raw_stored", raw.map_or(Json::Null, Json::hex)),
+        ("expected_stored", stored.as_deref().map_or(Json::Null, Json::hex)),
+        ("expected_raw_stored", raw.as_deref().map_or(Json::Null, Json::hex)),
         ("expected_safe_format", formatted.as_ref().map_or(Json::Null, |f| Json::hex(&f.buf))),
     ]))
 }

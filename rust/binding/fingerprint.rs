@@ -1,9 +1,10 @@
 //! Fingerprints and the exact parse of stored system messages, as Python functions.
 
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::strings::{native_of, to_py_str, type_error, Strings};
+use super::strings::{native_of, type_error, Strings};
 use crate::fingerprint as core;
 
 /// XXH3-128 of `text.encode("utf-8", "surrogatepass")`, read in the str's own width (no UTF-8 copy).
@@ -14,7 +15,8 @@ pub fn fingerprint(text: &Bound<'_, PyAny>) -> PyResult<u128> {
     Ok(core::fingerprint_native(unsafe { native_of(text.as_ptr()) }))
 }
 
-/// The memory section of `message` if it was built from `template`, else `None`.
+/// The memory section of `message` if it was built from `template`, else `None`; both are
+/// read in their own width.
 #[pyfunction]
 pub fn stored_memory_section<'py>(
     py: Python<'py>,
@@ -22,6 +24,16 @@ pub fn stored_memory_section<'py>(
     message: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
     let strings = Strings::new(py);
-    let (template, message) = (strings.text(template)?, strings.text(message)?);
-    core::stored_memory_section(template, message).map(|section| to_py_str(py, section)).transpose()
+    let Some(range) = core::stored_memory_section(strings.native(template), strings.native(message)) else {
+        return Ok(None);
+    };
+    // CPython's own substring: a new `str` at the narrowest width that holds it. The range
+    // lies inside the message, so neither end overflows a `Py_ssize_t`.
+    // SAFETY: `message` is a live str; the call returns a new reference or NULL with an error set.
+    let section = unsafe {
+        let raw =
+            ffi::PyUnicode_Substring(message.as_ptr(), range.start as ffi::Py_ssize_t, range.end as ffi::Py_ssize_t);
+        Bound::from_owned_ptr_or_err(py, raw)?.cast_into::<PyString>()?
+    };
+    Ok(Some(section))
 }

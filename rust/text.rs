@@ -730,10 +730,11 @@ impl<'a> From<&'a [u32]> for Units<'a> {
     }
 }
 
-/// Writes `cp` as UTF-8 (a surrogate as its 3-byte form) into `buf`, which has room for
-/// four bytes (all four are stored, as one word); returns the bytes that count.
-fn encode(cp: u32, buf: &mut [u8]) -> usize {
-    let (word, len) = if cp < 0x80 {
+/// `cp` as UTF-8 (a surrogate as its 3-byte form) in a little-endian word, and how many of
+/// its bytes count.
+#[inline]
+fn utf8_word(cp: u32) -> (u32, usize) {
+    if cp < 0x80 {
         (cp, 1)
     } else if cp < 0x800 {
         (0x80C0 | cp >> 6 | (cp & 0x3F) << 8, 2)
@@ -741,7 +742,13 @@ fn encode(cp: u32, buf: &mut [u8]) -> usize {
         (0x80_80E0 | cp >> 12 | (cp >> 6 & 0x3F) << 8 | (cp & 0x3F) << 16, 3)
     } else {
         (0x8080_80F0 | cp >> 18 | (cp >> 12 & 0x3F) << 8 | (cp >> 6 & 0x3F) << 16 | (cp & 0x3F) << 24, 4)
-    };
+    }
+}
+
+/// Writes `cp` as UTF-8 (a surrogate as its 3-byte form) into `buf`, which has room for
+/// four bytes (all four are stored, as one word); returns the bytes that count.
+fn encode(cp: u32, buf: &mut [u8]) -> usize {
+    let (word, len) = utf8_word(cp);
     if let Some(out) = buf.first_chunk_mut::<4>() {
         *out = word.to_le_bytes();
     }

@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{encode, CodeUnit};
+use super::{encode, utf8_word, CodeUnit};
 
 /// Units encoded at once.
 const GROUP: usize = 32;
@@ -189,7 +189,7 @@ unsafe fn not_ascii<T: Wide>(units: &[T], i: usize, bytes: __m256i, out: *mut u8
 
 /// The one unit of the group at `i` that is not ASCII (`mask` has one bit), when it takes
 /// two or three bytes and 32 units follow it in `units`: where it is in the group, its
-/// bytes as a little-endian word, and their number. Without a branch on its size.
+/// bytes as a little-endian word, and their number.
 #[inline]
 fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> Option<(usize, u32, usize)> {
     if mask & mask.wrapping_sub(1) != 0 {
@@ -200,10 +200,8 @@ fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> O
     if cp >= 0x1_0000 || units.len() < i + at + 1 + GROUP {
         return None;
     }
-    let two = 0x80C0 | cp >> 6 | (cp & 0x3F) << 8;
-    let three = 0x80_80E0 | cp >> 12 | (cp >> 6 & 0x3F) << 8 | (cp & 0x3F) << 16;
-    let wider = cp >= 0x800;
-    Some((at, if wider { three } else { two }, 2 + usize::from(wider)))
+    let (word, len) = utf8_word(cp);
+    Some((at, word, len))
 }
 
 /// At most this many units of a group that are not ASCII are encoded one by one, in place;

@@ -93,6 +93,12 @@ impl Last {
         }
     }
 
+    /// What is kept here, asking nothing of the thread's table.
+    #[inline(always)]
+    pub fn peek(&self) -> Option<(Key, Found)> {
+        self.0.get()
+    }
+
     /// Remembers `found` for `key`, here and in the thread's table.
     pub fn set(&self, key: Key, found: Found) {
         self.0.set(Some((key, found)));
@@ -106,6 +112,20 @@ mod tests {
 
     fn key(class: usize, version: u32, name: usize) -> Key {
         Key { class, version, name }
+    }
+
+    #[test]
+    fn last_keeps_what_was_set_or_found_in_the_table() {
+        let last = Last::default();
+        assert_eq!(last.peek(), None);
+        let (a, b) = (key(0x1000, 7, 0x2000), key(0x3000, 9, 0x2000));
+        last.set(a, Found::Dict { hint: Some(2) });
+        assert_eq!(last.peek(), Some((a, Found::Dict { hint: Some(2) })));
+        with(|table| table.set(b, Found::Elsewhere));
+        // A miss here asks the thread's table, and keeps what it found in front.
+        assert_eq!(last.get(b), Some(Found::Elsewhere));
+        assert_eq!(last.peek(), Some((b, Found::Elsewhere)));
+        assert_eq!(last.get(a), Some(Found::Dict { hint: Some(2) }));
     }
 
     #[test]

@@ -83,11 +83,31 @@ pub fn get_unless<'py>(
 }
 
 /// The value generic lookup finds in the instance `__dict__`, when nothing on the class can come
-/// first, borrowed from that dict (valid until Python code runs).
+/// first, borrowed from that dict (valid until Python code runs). The common case, an object of
+/// the field's last class with the name where it was, is inlined; anything else takes `in_dict_found`.
+#[inline(always)]
 fn in_dict<'a, 'py>(obj: &'a Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
-    let name = field.name;
     let class = direct::type_of(obj);
-    let key = Key { class: class as usize, version: version_tag(class), name: name.as_ptr() as usize };
+    let key = Key { class: class as usize, version: version_tag(class), name: field.name.as_ptr() as usize };
+    if let Some((last, Found::Dict { hint: Some(pos) })) = field.last.peek() {
+        if last == key {
+            if let Some(value) = direct::dict_entry_named(obj, field.name, pos) {
+                return Ok(Some(value));
+            }
+        }
+    }
+    in_dict_found(obj, field, key)
+}
+
+/// `in_dict` by the remembered lookups, or by looking the class up and remembering what it came to.
+#[cold]
+#[inline(never)]
+fn in_dict_found<'a, 'py>(
+    obj: &'a Bound<'py, PyAny>,
+    field: &Field<'py>,
+    key: Key,
+) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
+    let name = field.name;
     let remembered = if key.version == 0 { None } else { field.last.get(key) };
     let hint = match remembered {
         Some(Found::Elsewhere) => return Ok(None),
@@ -99,6 +119,7 @@ fn in_dict<'a, 'py>(obj: &'a Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<
                 Found::Elsewhere
             };
             // The lookups just made give the class a tag if it had none.
+            let class = key.class as *mut pyo3::ffi::PyTypeObject;
             let key = Key { version: version_tag(class), ..key };
             if key.version != 0 {
                 field.last.set(key, found);
@@ -182,6 +203,7 @@ mod direct {
     }
 
     /// The instance dict of `obj`, borrowed; `None` when it has none.
+    #[inline(always)]
     fn dict_of(obj: &Bound<'_, PyAny>) -> Option<*mut ffi::PyObject> {
         // SAFETY: the dict slot of a live object, read with the GIL held. For attributes kept
         // inline (a plain class's instance), this makes the dict, as `vars(obj)` does.
@@ -192,6 +214,7 @@ mod direct {
     }
 
     /// The key and value (borrowed) that `PyDict_Next` finds from `pos`, which it moves past them.
+    #[inline(always)]
     fn entry_after(dict: *mut ffi::PyObject, pos: &mut isize) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
         let (mut key, mut value) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: a step of iterating a live dict with the GIL held; no Python code runs.
@@ -210,6 +233,19 @@ mod direct {
         }
     }
 
+    /// The value of `name` in the instance dict of `obj` if the entry after `pos` is that key
+    /// (a dict's keys are unique), borrowed from the dict; `None` otherwise, saying nothing more.
+    #[inline(always)]
+    pub fn dict_entry_named<'a, 'py>(
+        obj: &'a Bound<'py, PyAny>,
+        name: &Bound<'py, PyString>,
+        mut pos: isize,
+    ) -> Option<Borrowed<'a, 'py, PyAny>> {
+        let (key, value) = entry_after(dict_of(obj)?, &mut pos)?;
+        // SAFETY: a value of the live dict of `obj`, which holds it until Python code runs.
+        (key == name.as_ptr()).then(|| unsafe { Borrowed::from_ptr(obj.py(), value) })
+    }
+
     /// `obj.__dict__[name]`, borrowed from the dict; `None` when the object has no dict or the dict
     /// no such key. At `hint`, if the key there is `name` itself, that is its value: a dict's keys are unique.
     pub fn dict_item<'a, 'py>(
@@ -217,14 +253,12 @@ mod direct {
         name: &Bound<'py, PyString>,
         hint: Option<isize>,
     ) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
-        let Some(dict) = dict_of(obj) else { return Ok(None) };
-        if let Some((key, value)) = hint.and_then(|mut pos| entry_after(dict, &mut pos)) {
-            if key == name.as_ptr() {
-                // SAFETY: a value of the live dict of `obj`, which holds it until Python code runs.
-                return Ok(Some(unsafe { Borrowed::from_ptr(obj.py(), value) }));
-            }
+        if let Some(value) = hint.and_then(|pos| dict_entry_named(obj, name, pos)) {
+            return Ok(Some(value));
         }
-        // SAFETY: a lookup in a live dict with the GIL held; the value is borrowed as above.
+        let Some(dict) = dict_of(obj) else { return Ok(None) };
+        // SAFETY: a lookup in a live dict with the GIL held; the value is borrowed from it, which
+        // holds it until Python code runs.
         let value = unsafe { ffi::PyDict_GetItemWithError(dict, name.as_ptr()) };
         if value.is_null() {
             return PyErr::take(obj.py()).map_or(Ok(None), Err);

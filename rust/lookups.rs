@@ -18,8 +18,8 @@ pub struct Key {
 /// What lookup of the name on an instance of the class comes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {
-    /// The instance dict decides; `hint` is the position before the name in one
-    /// instance's dict, where instances built alike will hold it too.
+    /// The instance dict decides; `hint` is the name's entry in one instance's dict,
+    /// where instances built alike will hold it too.
     Dict { hint: Option<isize> },
     /// Something on the class can come first: CPython's own path reads it.
     Elsewhere,

@@ -8,6 +8,7 @@ import gc
 
 import pytest
 from outcome import assert_same
+from strategies import LooseBlock
 
 import memprompt as mp
 from memprompt import reference as ref
@@ -74,8 +75,27 @@ def strange_dict_block():
     return block
 
 
+def non_str_key_block():
+    # A key that is not a str changes how CPython lays out the dict's entries.
+    block = Hooked(**FIELDS)
+    block.__dict__[1] = "one"
+    return block
+
+
+def deleted_entry_block():
+    # The fields sit after an empty entry: each is one entry later than its position among the keys.
+    block = Hooked(first="gone")
+    block.__dict__.update(FIELDS)
+    del block.__dict__["first"]
+    return block
+
+
 BLOCKS = {
     "plain": lambda: Fields(**FIELDS),
+    # Fields assigned in __init__: instances share their dict's keys (CPython's split table).
+    "fields assigned in __init__": lambda: LooseBlock(**FIELDS),
+    "a key that is not a str": non_str_key_block,
+    "an entry deleted before the fields": deleted_entry_block,
     "__getattr__ fills a missing field": lambda: Hooked(**{k: v for k, v in FIELDS.items() if k != "description"}),
     "__getattr__ gives read_only nothing": lambda: Hooked(**FIELDS),
     "a property over the dict": lambda: ValueProperty(**FIELDS),

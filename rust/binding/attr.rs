@@ -151,6 +151,8 @@ mod direct {
         getattr_hook: usize,
         /// `object.__getattribute__`, the descriptor that makes that hook look up generically.
         object_getattribute: usize,
+        /// Whether a dict's entries can be read where they lie (`entries`).
+        entries_in_place: bool,
     }
 
     static GENERIC: PyOnceLock<Option<Generic>> = PyOnceLock::new();
@@ -169,7 +171,7 @@ mod direct {
                     let name = pyo3::intern!(py, "__getattribute__");
                     let object_getattribute =
                         _PyType_Lookup(std::ptr::addr_of_mut!(ffi::PyBaseObject_Type), name.as_ptr()) as usize;
-                    Ok(Generic { getattr_hook, object_getattribute })
+                    Ok(Generic { getattr_hook, object_getattribute, entries_in_place: entries::usable(py) })
                 }
             };
             probe().ok().filter(|g| g.getattr_hook != 0 && g.object_getattribute != 0)
@@ -213,6 +215,23 @@ mod direct {
         }
     }
 
+    /// The key and value (borrowed) at entry `pos` of `dict`: read in place where CPython's
+    /// layout is known, else the entry `PyDict_Next` finds from there.
+    #[inline(always)]
+    fn entry_at(
+        py: Python<'_>,
+        dict: *mut ffi::PyObject,
+        pos: isize,
+    ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+        if GENERIC.get(py).is_some_and(|g| g.as_ref().is_some_and(|g| g.entries_in_place)) {
+            // SAFETY: a live dict, read with the GIL held, on a CPython whose layout `usable` checked.
+            if let Some(entries) = unsafe { entries::combined(dict) } {
+                return entries.get(pos);
+            }
+        }
+        entry_after(dict, &mut { pos })
+    }
+
     /// The key and value (borrowed) that `PyDict_Next` finds from `pos`, which it moves past them.
     #[inline(always)]
     fn entry_after(dict: *mut ffi::PyObject, pos: &mut isize) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
@@ -221,14 +240,14 @@ mod direct {
         (unsafe { ffi::PyDict_Next(dict, pos, &mut key, &mut value) } != 0).then_some((key, value))
     }
 
-    /// The position before `name` in the instance dict of `obj` (for `PyDict_Next`), found by identity.
+    /// The entry of `name` in the instance dict of `obj` (where `PyDict_Next` from there finds it), found by identity.
     pub fn dict_position(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> Option<isize> {
         let dict = dict_of(obj)?;
         let mut pos = 0;
         loop {
-            let before = pos;
+            // `PyDict_Next` leaves `pos` just past the entry it found.
             if entry_after(dict, &mut pos)?.0 == name.as_ptr() {
-                return Some(before);
+                return Some(pos - 1);
             }
         }
     }
@@ -239,9 +258,9 @@ mod direct {
     pub fn dict_entry_named<'a, 'py>(
         obj: &'a Bound<'py, PyAny>,
         name: &Bound<'py, PyString>,
-        mut pos: isize,
+        pos: isize,
     ) -> Option<Borrowed<'a, 'py, PyAny>> {
-        let (key, value) = entry_after(dict_of(obj)?, &mut pos)?;
+        let (key, value) = entry_at(obj.py(), dict_of(obj)?, pos)?;
         // SAFETY: a value of the live dict of `obj`, which holds it until Python code runs.
         (key == name.as_ptr()).then(|| unsafe { Borrowed::from_ptr(obj.py(), value) })
     }
@@ -265,5 +284,121 @@ mod direct {
         }
         // SAFETY: as above.
         Ok(Some(unsafe { Borrowed::from_ptr(obj.py(), value) }))
+    }
+
+    /// A dict's entries read where they lie: CPython 3.11 to 3.14's combined tables
+    /// (`Include/internal/pycore_dict.h`), which `PyDict_Next` reaches through checks and a call.
+    mod entries {
+        use pyo3::ffi;
+        use pyo3::prelude::*;
+        use pyo3::types::PyDict;
+
+        /// `PyDictObject`.
+        #[repr(C)]
+        struct Dict {
+            ob_refcnt: isize,
+            ob_type: *mut ffi::PyTypeObject,
+            ma_used: isize,
+            ma_version_tag: u64,
+            ma_keys: *const Keys,
+            ma_values: *const u8,
+        }
+
+        /// `PyDictKeysObject`, whose index table and entries follow it.
+        #[repr(C)]
+        struct Keys {
+            dk_refcnt: isize,
+            dk_log2_size: u8,
+            dk_log2_index_bytes: u8,
+            dk_kind: u8,
+            dk_version: u32,
+            dk_usable: isize,
+            dk_nentries: isize,
+        }
+
+        /// `dk_kind`: entries of `(hash, key, value)`, or of `(key, value)` when every key is a str.
+        const GENERAL: u8 = 0;
+        const UNICODE: u8 = 1;
+
+        /// The entries of a combined table, as `PyDict_Next` numbers them.
+        pub struct Combined {
+            first: *const *mut ffi::PyObject,
+            len: isize,
+            /// Pointers an entry holds: 2 (key, value) or 3 (hash, key, value).
+            width: usize,
+        }
+
+        /// The entries of `dict`; `None` for a table split between keys and values (a plain
+        /// class's instance dict), which `PyDict_Next` reads.
+        ///
+        /// # Safety
+        /// `dict` is a live dict, read with the GIL held, on a CPython that `usable` accepted;
+        /// the result is used before anything can change the dict.
+        #[inline(always)]
+        pub unsafe fn combined(dict: *mut ffi::PyObject) -> Option<Combined> {
+            let dict = dict as *const Dict;
+            if !(*dict).ma_values.is_null() {
+                return None;
+            }
+            let keys = (*dict).ma_keys;
+            let width = match (*keys).dk_kind {
+                UNICODE => 2,
+                GENERAL => 3,
+                _ => return None,
+            };
+            let first = keys.add(1).cast::<u8>().add(1 << (*keys).dk_log2_index_bytes).cast();
+            Some(Combined { first, len: (*keys).dk_nentries, width })
+        }
+
+        impl Combined {
+            /// The key and value at entry `pos`; `None` for an empty entry or one past the last.
+            #[inline(always)]
+            pub fn get(&self, pos: isize) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
+                if !(0..self.len).contains(&pos) {
+                    return None;
+                }
+                // SAFETY: `pos` is among the entries `combined` found, each `width` pointers, the
+                // last two its key and value.
+                let (key, value) = unsafe {
+                    let entry = self.first.add(pos as usize * self.width + self.width - 2);
+                    (*entry, *entry.add(1))
+                };
+                (!value.is_null()).then_some((key, value))
+            }
+        }
+
+        /// Whether this interpreter lays dicts out as `combined` reads them: a default (GIL, no
+        /// trace-refs) build of CPython 3.11 to 3.14, on which it reads back known dicts.
+        pub fn usable(py: Python<'_>) -> bool {
+            let layout = || -> PyResult<bool> {
+                let sys = py.import("sys")?;
+                let cpython = sys.getattr("implementation")?.getattr("name")?.extract::<String>()? == "cpython";
+                let gil = !py.import("sysconfig")?.call_method1("get_config_var", ("Py_GIL_DISABLED",))?.is_truthy()?;
+                let trace_refs = sys.hasattr("getobjects")?;
+                Ok(cpython && gil && !trace_refs && py.version_info() >= (3, 11) && py.version_info() < (3, 15))
+            };
+            layout().unwrap_or(false) && reads_back(py).unwrap_or(false)
+        }
+
+        /// `combined` on a dict of str keys and on one of other keys finds every entry, and nothing past them.
+        fn reads_back(py: Python<'_>) -> PyResult<bool> {
+            let str_keys = PyDict::new(py);
+            let any_keys = PyDict::new(py);
+            for i in 0..9 {
+                let value = (i * 1000usize).into_pyobject(py)?;
+                str_keys.set_item(format!("key{i}"), &value)?;
+                any_keys.set_item(i * 7 + 1000, &value)?;
+            }
+            let reads = |dict: &Bound<'_, PyDict>| -> PyResult<bool> {
+                // SAFETY: a live dict, with the GIL held, not changed while read; `usable` has checked the version.
+                let Some(entries) = (unsafe { combined(dict.as_ptr()) }) else { return Ok(false) };
+                let found = dict
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (key, value))| entries.get(i as isize) == Some((key.as_ptr(), value.as_ptr())));
+                Ok(found && entries.get(dict.len() as isize).is_none())
+            };
+            Ok(reads(&str_keys)? && reads(&any_keys)?)
+        }
     }
 }

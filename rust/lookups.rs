@@ -81,6 +81,11 @@ pub fn with<R>(f: impl FnOnce(&Lookups) -> R) -> R {
 pub struct Last(Cell<Option<(Key, Found)>>);
 
 impl Last {
+    /// Starting from `kept`, what another `Last` held (`peek`).
+    pub fn resumed(kept: Option<(Key, Found)>) -> Self {
+        Last(Cell::new(kept))
+    }
+
     /// What was remembered for `key`, here or in the thread's table.
     pub fn get(&self, key: Key) -> Option<Found> {
         match self.0.get() {
@@ -126,6 +131,20 @@ mod tests {
         assert_eq!(last.get(b), Some(Found::Elsewhere));
         assert_eq!(last.peek(), Some((b, Found::Elsewhere)));
         assert_eq!(last.get(a), Some(Found::Dict { hint: Some(2) }));
+    }
+
+    #[test]
+    fn a_resumed_last_answers_what_the_one_it_resumes_kept_without_the_table() {
+        let (a, b) = (key(0x5000, 3, 0x6000), key(0x5010, 3, 0x6000));
+        let first = Last::default();
+        first.set(a, Found::Dict { hint: Some(4) });
+        // The thread's table has lost it (another key took its slot, say): the resumed one still answers.
+        with(|table| table.set(a, Found::Elsewhere));
+        let next = Last::resumed(first.peek());
+        assert_eq!(next.peek(), Some((a, Found::Dict { hint: Some(4) })));
+        assert_eq!(next.get(a), Some(Found::Dict { hint: Some(4) }));
+        assert_eq!(next.get(b), None);
+        assert_eq!(Last::resumed(None).peek(), None);
     }
 
     #[test]

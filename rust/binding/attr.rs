@@ -29,11 +29,26 @@ pub struct Field<'py> {
 
 impl<'py> Field<'py> {
     pub fn new(name: &'py Bound<'py, PyString>) -> Self {
-        Field { name, last: Last::default() }
+        Field::resumed(name, None)
+    }
+
+    /// A field that starts from `kept`, an earlier field's last answer (`Field::kept`).
+    pub fn resumed(name: &'py Bound<'py, PyString>, kept: Option<(Key, Found)>) -> Self {
+        Field { name, last: Last::resumed(kept) }
+    }
+
+    /// Its last answer, for a later field of the same name to resume from.
+    pub fn kept(&self) -> Option<(Key, Found)> {
+        self.last.peek()
     }
 }
 
+/// What a struct of `Field`s kept when a call on this thread ended, for the next call's first object.
+pub type Kept<const N: usize> = [std::cell::Cell<Option<(Key, Found)>>; N];
+
 /// A struct of `Field`s, one per attribute name, made once for the objects a call reads in turn.
+/// Each call resumes from the answers the last call on its thread ended with, so that the
+/// first object of a list takes the common read too.
 macro_rules! fields {
     ($(#[$doc:meta])* $name:ident { $($field:ident: $attribute:literal),* $(,)? }) => {
         $(#[$doc])*
@@ -42,8 +57,29 @@ macro_rules! fields {
         }
 
         impl<'py> $name<'py> {
+            fn kept() -> &'static std::thread::LocalKey<$crate::binding::attr::Kept<{ [$($attribute),*].len() }>> {
+                thread_local! {
+                    static KEPT: $crate::binding::attr::Kept<{ [$($attribute),*].len() }> =
+                        const { [const { std::cell::Cell::new(None) }; [$($attribute),*].len()] };
+                }
+                &KEPT
+            }
+
             fn new(py: pyo3::Python<'py>) -> Self {
-                $name { $($field: $crate::binding::attr::Field::new(pyo3::intern!(py, $attribute))),* }
+                let resumed = |kept: Option<&$crate::binding::attr::Kept<{ [$($attribute),*].len() }>>| {
+                    let mut kept = kept.into_iter().flatten().map(std::cell::Cell::get);
+                    $name { $($field: $crate::binding::attr::Field::resumed(pyo3::intern!(py, $attribute), kept.next().flatten())),* }
+                };
+                // Starting afresh once the thread's storage is gone.
+                Self::kept().try_with(|kept| resumed(Some(kept))).unwrap_or_else(|_| resumed(None))
+            }
+        }
+
+        impl Drop for $name<'_> {
+            fn drop(&mut self) {
+                let fields = [$(&self.$field),*];
+                // Nothing to keep once the thread's storage is gone.
+                let _ = Self::kept().try_with(|kept| kept.iter().zip(fields).for_each(|(k, f)| k.set(f.kept())));
             }
         }
     };

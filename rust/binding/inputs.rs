@@ -94,18 +94,22 @@ pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> P
     Ok(out)
 }
 
+super::attr::fields! {
+    /// The fields the tree view and the skills listing read of each block.
+    ListedFields { label: "label", description: "description" }
+}
+
 /// The blocks as the tree view reads them, which is how Letta reads them there: labels and descriptions.
 pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Listed<'s>>> {
-    let py = strings.py();
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(2));
-    let [label_field, description_field] = [intern!(py, "label"), intern!(py, "description")].map(Field::new);
+    let fields = ListedFields::new(strings.py());
     for (i, obj) in items(list)?.enumerate() {
         let obj = &obj?;
         let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
-        let label = strings.utf8_or_none(&strings.attr(obj, &label_field)?, field("label"))?;
-        let description = strings.utf8_or_none(&strings.attr(obj, &description_field)?, field("description"))?;
+        let label = strings.utf8_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
+        let description = strings.utf8_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
         out.push(Listed { label, description });
     }
     strings.list_end();
@@ -116,13 +120,12 @@ pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>)
 /// description of the first block of each skill name only, which is the one block of that name
 /// returned (the listing shows no other). A label that names no new skill is not held.
 pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Listed<'s>>> {
-    let py = strings.py();
     let mut out = Vec::new();
     let mut seen = crate::skills::seen_names(0);
-    let [label_field, description_field] = [intern!(py, "label"), intern!(py, "description")].map(Field::new);
+    let fields = ListedFields::new(strings.py());
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let Some(label_obj) = strings.attr_unless(&obj, &label_field, names_no_skill)? else { continue };
+        let Some(label_obj) = strings.attr_unless(&obj, &fields.label, names_no_skill)? else { continue };
         let (label, name) = match label_obj.cast::<PyString>() {
             Ok(s) => {
                 use crate::skills::{block_skill_name, SKILL_LABEL_PREFIX};
@@ -135,7 +138,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
             Err(_) => return Err(type_error(format!("block {i} (None): label"), "str or None", &label_obj)),
         };
         seen.insert(name);
-        let description = match strings.attr_opt(&obj, &description_field)? {
+        let description = match strings.attr_opt(&obj, &fields.description)? {
             Some(d) => strings.utf8_or_none(&d, || format!("{}: description", block_name("block", i, &obj)))?,
             None => b"",
         };
@@ -184,22 +187,24 @@ fn truthy_format<'s, 'py>(
     }
 }
 
+super::attr::fields! {
+    /// The fields `sources` reads of each source.
+    SourceFields { name: "name", id: "id", description: "description", instructions: "instructions" }
+}
+
 pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Source<'s>>> {
-    let py = strings.py();
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(3));
-    let [name_field, id_field, description_field, instructions_field] =
-        [intern!(py, "name"), intern!(py, "id"), intern!(py, "description"), intern!(py, "instructions")]
-            .map(Field::new);
+    let fields = SourceFields::new(strings.py());
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let name_obj = strings.attr_opt(&obj, &name_field)?;
+        let name_obj = strings.attr_opt(&obj, &fields.name)?;
         let name = match &name_obj {
             Some(n) => strings.format(n)?,
             None => Text::from(&b""[..]),
         };
-        let id = match strings.attr_opt(&obj, &id_field)? {
+        let id = match strings.attr_opt(&obj, &fields.id)? {
             Some(id) => strings.optional_str(&id, || {
                 let name = name_obj.as_ref().map_or_else(|| "''".into(), repr);
                 format!("source {i} ({name}): id")
@@ -209,24 +214,27 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
         out.push(Source {
             id,
             name,
-            description: truthy_format(strings, &obj, &description_field)?,
-            instructions: truthy_format(strings, &obj, &instructions_field)?,
+            description: truthy_format(strings, &obj, &fields.description)?,
+            instructions: truthy_format(strings, &obj, &fields.instructions)?,
         });
     }
     strings.list_end();
     Ok(out)
 }
 
+super::attr::fields! {
+    /// The fields `client_skills` reads of each skill.
+    ClientSkillFields { name: "name", description: "description", location: "location" }
+}
+
 pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<ClientSkill<'s>>> {
-    let py = strings.py();
     let len = list.len().unwrap_or(0);
     let mut out = Vec::with_capacity(len);
     strings.expect(len.saturating_mul(3));
-    let [name_field, description_field, location_field] =
-        [intern!(py, "name"), intern!(py, "description"), intern!(py, "location")].map(Field::new);
+    let fields = ClientSkillFields::new(strings.py());
     for (i, obj) in items(list)?.enumerate() {
         let obj = obj?;
-        let name_obj = strings.attr(&obj, &name_field)?;
+        let name_obj = strings.attr(&obj, &fields.name)?;
         let name = match strings.try_text(&name_obj)? {
             Some(t) => Text::from(t),
             None => return Err(type_error(format!("client skill {i}: name"), "str", &name_obj)),
@@ -234,8 +242,8 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
         let field = |f: &'static str| move || format!("client skill {i}: {f}");
         out.push(ClientSkill {
             name,
-            description: strings.str_or_none(&strings.attr(&obj, &description_field)?, field("description"))?,
-            location: strings.str_or_none(&strings.attr(&obj, &location_field)?, field("location"))?,
+            description: strings.str_or_none(&strings.attr(&obj, &fields.description)?, field("description"))?,
+            location: strings.str_or_none(&strings.attr(&obj, &fields.location)?, field("location"))?,
         });
     }
     strings.list_end();

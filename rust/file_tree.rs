@@ -58,20 +58,28 @@ pub struct Row<'r> {
     pub prefix: &'r Prefix,
     pub is_last: bool,
     pub name: &'r [u8],
-    pub suffix: &'r [u8],
+    /// An ASCII literal (`.md`, or nothing).
+    pub suffix: &'static str,
     pub is_dir: bool,
     pub note: &'r [u8],
+    /// `name` and `note` are ASCII (every label and description of the tree is): written
+    /// with nothing to measure or decode.
+    pub ascii: bool,
 }
 
 impl Row<'_> {
     pub fn write(&self, out: &mut impl Sink) {
+        let text = |out: &mut _, text| if self.ascii { Sink::push_ascii(out, text) } else { Sink::push(out, text) };
         self.prefix.row_start(out, self.is_last);
-        w!(out, self.name, self.suffix);
+        text(out, self.name);
+        w!(out, self.suffix);
         if self.is_dir {
             w!(out, "/");
         }
         if !self.note.is_empty() {
-            w!(out, " (", self.note, ")");
+            w!(out, " (");
+            text(out, self.note);
+            w!(out, ")");
         }
         w!(out, "\n");
     }
@@ -82,31 +90,36 @@ mod tests {
     use super::*;
     use crate::out::{Final, Out, Render};
 
-    struct Two;
+    /// Three rows, their names and note written as ASCII or as UTF-8 (`Two(true)`, `Two(false)`).
+    struct Two(bool);
 
-    fn row<'r>(prefix: &'r Prefix, is_last: bool, name: &'r [u8], is_dir: bool) -> Row<'r> {
-        Row { prefix, is_last, name, suffix: b"", is_dir, note: b"" }
+    impl Two {
+        fn row<'r>(&self, prefix: &'r Prefix, is_last: bool, name: &'r [u8], is_dir: bool) -> Row<'r> {
+            Row { prefix, is_last, name, suffix: "", is_dir, note: b"", ascii: self.0 }
+        }
     }
 
     impl Render for Two {
         fn render(&self, out: &mut impl Sink) -> crate::error::RenderResult {
             let mut prefix = Prefix::default();
-            row(&prefix, false, b"a", true).write(out);
+            self.row(&prefix, false, b"a", true).write(out);
             let mark = prefix.mark();
             prefix.indent(false);
-            Row { note: b"n", ..row(&prefix, true, b"b", false) }.write(out);
+            Row { note: b"n", ..self.row(&prefix, true, b"b", false) }.write(out);
             prefix.reset(mark);
             prefix.indent(true);
-            row(&prefix, true, b"c", false).write(out);
+            self.row(&prefix, true, b"c", false).write(out);
             Ok(())
         }
     }
 
     #[test]
     fn rows_draw_like_letta() {
-        let out = Out::of(&Two).unwrap();
-        assert_eq!(String::from_utf8(out.buf.clone()).unwrap(), "├── a/\n│   └── b (n)\n    └── c\n");
-        let fin = Final::of(&Two).unwrap();
-        assert_eq!((fin.to_utf8(), fin.class), (out.buf, fin.exact_class()));
+        for ascii in [true, false] {
+            let out = Out::of(&Two(ascii)).unwrap();
+            assert_eq!(String::from_utf8(out.buf.clone()).unwrap(), "├── a/\n│   └── b (n)\n    └── c\n");
+            let fin = Final::of(&Two(ascii)).unwrap();
+            assert_eq!((fin.to_utf8(), fin.class), (out.buf, fin.exact_class()));
+        }
     }
 }

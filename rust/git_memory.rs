@@ -42,6 +42,31 @@ pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
         .any(|rest| path_parts(rest).any(|part| RESERVED.contains(&part)))
 }
 
+/// What Letta's git memory reads of a block besides its label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// Nothing: a block outside `system/`, a `system/` label with no part, a later persona.
+    Label,
+    /// The value alone: the first `system/persona`, shown in `<self>`.
+    PersonaValue,
+    /// The description, then the value: any other `system/` block with a part, a nested tag.
+    DescriptionAndValue,
+}
+
+impl Reads {
+    /// What is read of the block labelled `label` (`""` for `None`), once `persona_read`
+    /// tells whether a persona's value was read already.
+    pub fn of(label: &[u8], persona_read: bool) -> Reads {
+        if label == PERSONA {
+            return if persona_read { Reads::Label } else { Reads::PersonaValue };
+        }
+        match label.strip_prefix(SYSTEM_PREFIX) {
+            Some(rest) if path_parts(rest).next().is_some() => Reads::DescriptionAndValue,
+            _ => Reads::Label,
+        }
+    }
+}
+
 /// Git memory prepared once (labels sorted, the external tree built) and written by
 /// every sink: what Letta writes, exact unless `needs_reference_fallback(blocks)`.
 pub struct GitMemory<'l> {
@@ -283,10 +308,10 @@ struct Name<'b> {
 }
 
 impl<'b> Name<'b> {
-    const MD: &'static [u8] = b".md";
+    const MD: &'static str = ".md";
 
     fn dir(part: &'b [u8]) -> Self {
-        match part.strip_suffix(Self::MD) {
+        match part.strip_suffix(Self::MD.as_bytes()) {
             Some(stem) => Name { stem, md: true },
             None => Name { stem: part, md: false },
         }
@@ -296,11 +321,11 @@ impl<'b> Name<'b> {
         Name { stem: part, md: true }
     }
 
-    fn suffix(&self) -> &'static [u8] {
+    fn suffix(&self) -> &'static str {
         if self.md {
             Self::MD
         } else {
-            b""
+            ""
         }
     }
 
@@ -311,8 +336,8 @@ impl<'b> Name<'b> {
         let (b, rest_b) = other.stem.split_at(n);
         a.cmp(b).then_with(|| {
             // One of the rests is empty, so this compares at most four bytes.
-            let a = rest_a.iter().chain(self.suffix());
-            let b = rest_b.iter().chain(other.suffix());
+            let a = rest_a.iter().chain(self.suffix().as_bytes());
+            let b = rest_b.iter().chain(other.suffix().as_bytes());
             a.cmp(b)
         })
     }
@@ -339,6 +364,7 @@ struct Line<'b> {
 /// a later label through that name fails as Letta's does.
 fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTree<'l>> {
     blocks.sort_by(|a, b| a.label.cmp(&b.label));
+    let ascii = blocks.iter().all(|block| block.label.is_ascii());
 
     // In insertion order, so that the sorted labels give each directory's lines already sorted.
     let mut entries: InsertionOrdered<(usize, Name), Node> = InsertionOrdered::with_capacity(blocks.len());
@@ -374,23 +400,26 @@ fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTre
         .into_iter()
         .map(|((dir, name), node)| {
             let bucket = 2 * dir + usize::from(matches!(node, Node::File));
-            (bucket, Line { head: sort_head(name.stem, name.suffix()), name, node })
+            (bucket, Line { head: sort_head(name.stem, name.suffix().as_bytes()), name, node })
         })
         .collect();
     let (lines, starts) =
         bucket_sort(&lines, 2 * dirs, |a, b| a.head.cmp(&b.head).then_with(|| a.name.cmp_bytes(&b.name)));
-    Ok(ExternalTree { lines, starts })
+    Ok(ExternalTree { lines, starts, ascii })
 }
 
 /// Every directory's lines, as `bucket_sort` gave them.
 struct ExternalTree<'b> {
     lines: Vec<Line<'b>>,
     starts: Vec<usize>,
+    /// Every name is ASCII.
+    ascii: bool,
 }
 
 impl ExternalTree<'_> {
     fn write(&self, sink: &mut impl Sink) {
         let lines_of = |dir: usize| bucket(&self.lines, &self.starts, 2 * dir, 2 * dir + 2).iter();
+        let ascii = self.ascii;
         let mut prefix = Prefix::default();
         // Each directory being listed: the rest of its lines, and the prefix its lines use.
         let mut stack = vec![(lines_of(0), prefix.mark())];
@@ -404,11 +433,13 @@ impl ExternalTree<'_> {
             let (name, suffix) = (line.name.stem, line.name.suffix());
             match line.node {
                 Node::Dir(sub) => {
-                    Row { prefix: &prefix, is_last, name, suffix, is_dir: true, note: b"" }.write(sink);
+                    Row { prefix: &prefix, is_last, name, suffix, is_dir: true, note: b"", ascii }.write(sink);
                     prefix.indent(is_last);
                     stack.push((lines_of(sub), prefix.mark()));
                 }
-                Node::File => Row { prefix: &prefix, is_last, name, suffix, is_dir: false, note: b"" }.write(sink),
+                Node::File => {
+                    Row { prefix: &prefix, is_last, name, suffix, is_dir: false, note: b"", ascii }.write(sink)
+                }
             }
         }
     }
@@ -489,6 +520,24 @@ mod tests {
             )
             .into())
         );
+    }
+
+    #[test]
+    fn reads_what_letta_reads_of_each_block() {
+        let cases: [(&[u8], bool, Reads); 9] = [
+            (b"system/persona", false, Reads::PersonaValue),
+            (b"system/persona", true, Reads::Label),
+            (b"system/human", true, Reads::DescriptionAndValue),
+            (b"system//a/", false, Reads::DescriptionAndValue),
+            (b"system/", false, Reads::Label),
+            (b"system///", false, Reads::Label),
+            (b"system", false, Reads::Label),
+            (b"notes/system/a", false, Reads::Label),
+            (b"skills/x", false, Reads::Label),
+        ];
+        for (label, persona_read, reads) in cases {
+            assert_eq!(Reads::of(label, persona_read), reads, "{}", String::from_utf8_lossy(label));
+        }
     }
 
     #[test]

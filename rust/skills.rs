@@ -350,12 +350,17 @@ struct Tree<'a> {
     text: Vec<u8>,
     root: Span,
     dirs: Vec<Dir<'a>>,
+    /// Every name and description is ASCII.
+    ascii: bool,
 }
 
 impl<'a> Tree<'a> {
     /// Inserts each of the paths as Python's `setdefault` walk and item assignment do.
     fn build<'p>(root: &[u8], paths: impl Iterator<Item = (&'p [u8], &'a [u8])> + Clone) -> RenderResult<Self> {
-        let (count, path_bytes) = paths.clone().fold((0, 0), |(n, bytes), (rel, _)| (n + 1, bytes + rel.len()));
+        let (count, path_bytes, ascii) =
+            paths.clone().fold((0, 0, root.is_ascii()), |(n, bytes, ascii), (rel, desc)| {
+                (n + 1, bytes + rel.len(), ascii && rel.is_ascii() && desc.is_ascii())
+            });
         // Room for every name, so that the text never grows: no name is longer than its path.
         let mut text = Vec::with_capacity(root.len() + path_bytes);
         let root = name_in(&mut text, root);
@@ -400,7 +405,7 @@ impl<'a> Tree<'a> {
         for entries in &mut dirs {
             entries.sort_by_key(|(_, node)| matches!(node, Node::File(_)));
         }
-        Ok(Tree { text, root, dirs })
+        Ok(Tree { text, root, dirs, ascii })
     }
 
     fn text(&self, span: Span) -> &[u8] {
@@ -425,7 +430,8 @@ impl<'a> Tree<'a> {
                 Node::Dir(_) => (true, &b""[..]),
                 Node::File(desc) => (false, desc),
             };
-            Row { prefix: &prefix, is_last, name: self.text(name), suffix: b"", is_dir, note }.write(out);
+            Row { prefix: &prefix, is_last, name: self.text(name), suffix: "", is_dir, note, ascii: self.ascii }
+                .write(out);
             if let Node::Dir(d) = node {
                 prefix.indent(is_last);
                 stack.push((d, 0, prefix.mark()));

@@ -195,11 +195,14 @@ struct Tree<'t> {
     slots: Vec<Option<Entry>>,
     listing: Listing<'t>,
     skills: Vec<(&'t [u8], &'t [u8])>,
+    /// Every label and description is ASCII.
+    ascii: bool,
 }
 
 impl Tree<'_> {
     fn write(&self, sink: &mut impl Sink) {
-        let Tree { blocks, slots, listing, skills } = self;
+        let Tree { blocks, slots, listing, skills, ascii } = self;
+        let ascii = *ascii;
         let mut prefix = Prefix::default();
         let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix: Mark::default(), in_system: false }];
         while let Some(frame) = stack.last_mut() {
@@ -213,12 +216,13 @@ impl Tree<'_> {
             let at_root = stack.len() == 1;
             match (line.is_file, line.entry) {
                 (false, Entry::Dir(sub)) => {
-                    Row { prefix: &prefix, is_last, name: line.name, suffix: b"", is_dir: true, note: b"" }.write(sink);
+                    Row { prefix: &prefix, is_last, name: line.name, suffix: "", is_dir: true, note: b"", ascii }
+                        .write(sink);
                     prefix.indent(is_last);
                     if at_root && line.name == SKILLS {
                         for (i, &(name, note)) in skills.iter().enumerate() {
                             let is_last = i + 1 == skills.len();
-                            Row { prefix: &prefix, is_last, name, suffix: b"", is_dir: false, note }.write(sink);
+                            Row { prefix: &prefix, is_last, name, suffix: "", is_dir: false, note, ascii }.write(sink);
                         }
                     } else {
                         stack.push(Frame {
@@ -234,7 +238,8 @@ impl Tree<'_> {
                         Entry::Dir(sub) => slot_block(slots, sub),
                     };
                     let note = if in_system { &b""[..] } else { note(block.and_then(|b| blocks.get(b))) };
-                    Row { prefix: &prefix, is_last, name: line.name, suffix: b".md", is_dir: false, note }.write(sink);
+                    Row { prefix: &prefix, is_last, name: line.name, suffix: ".md", is_dir: false, note, ascii }
+                        .write(sink);
                 }
             }
         }
@@ -256,7 +261,8 @@ impl<'a> TreeView<'a> {
         }
         let (listing, slots) = Listing::new(Dirs::build(blocks));
         let skills = skills(blocks, &slots, &listing);
-        TreeView(Some(Tree { blocks, slots, listing, skills }))
+        let ascii = blocks.iter().all(|b| b.label.is_ascii() && b.description.is_ascii());
+        TreeView(Some(Tree { blocks, slots, listing, skills, ascii }))
     }
 }
 

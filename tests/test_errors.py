@@ -102,6 +102,8 @@ BLOCK_READERS = {
 #: tree view only labels and descriptions (as Letta).
 FIELD_READERS = {name: reader for name, reader in BLOCK_READERS.items() if name != "compile_available_skills"}
 VALUE_READERS = {name: reader for name, reader in FIELD_READERS.items() if name != "render_memory_filesystem"}
+#: The readers of a block's limit: git memory never reads one (as Letta).
+LIMIT_READERS = {name: reader for name, reader in VALUE_READERS.items() if name != "compile git memory"}
 
 
 def bad_blocks(field, value, block_type=Block):
@@ -134,10 +136,10 @@ def test_block_text_fields(reader, field, value, type_name):
     )
 
 
-@pytest.mark.parametrize("reader", sorted(VALUE_READERS))
+@pytest.mark.parametrize("reader", sorted(LIMIT_READERS))
 @pytest.mark.parametrize(("value", "type_name"), NOT_INT)
 def test_block_limit(reader, value, type_name):
-    kwargs, call = VALUE_READERS[reader]
+    kwargs, call = LIMIT_READERS[reader]
     blocks = bad_blocks("limit", value)
     assert_error(
         lambda: call(mp.Memory(blocks, **kwargs)),
@@ -163,6 +165,59 @@ def test_tree_view_reads_no_value_or_limit(field, value):
     expected = ref.Memory(blocks).render_memory_filesystem()
     assert mp.Memory(blocks).render_memory_filesystem() == expected
     assert "│   ├── human.md\n" in expected
+
+
+class LabelOnly:
+    """A block with a label and no other attribute."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+
+@pytest.mark.parametrize("bad", [Thing(), 5, b"x"], ids=["object", "int", "bytes"])
+def test_git_memory_reads_no_field_letta_does_not(bad):
+    """Letta's git memory reads every label, the first persona's value, and the description and
+    value of the other ``system/`` blocks with a path part: nothing else, not even a limit."""
+    blocks = [
+        Block("I am X.", "system/persona", bad, bad),
+        Block("text", "system/human", "about them", bad),
+        Block(bad, "system/persona", bad, bad),
+        Block(bad, "system/", bad, bad),
+        Block(bad, "system//", bad, bad),
+        Block(bad, "notes/a", bad, bad),
+        Block(bad, "skills/x", bad, bad),
+        LabelOnly("notes/b"),
+        LabelOnly("skills/y/SKILL"),
+    ]
+    for block in blocks:
+        if isinstance(block, Block):
+            block.read_only = bad
+    for call in (lambda m: m.compile(), lambda m: m.compile_with_fingerprint()):
+        expected = call(ref.Memory(blocks, git_enabled=True))
+        assert call(mp.Memory(blocks, git_enabled=True)) == expected
+    text = expected.text
+    assert "<self>\n<projection>$MEMORY_DIR/system/persona.md</projection>\nI am X.\n</self>" in text
+    assert (
+        "<human>\n  <projection>$MEMORY_DIR/system/human.md</projection>\n  <description>about them</description>\n  text\n</human>\n"
+        in text
+    )
+    assert "└── notes/\n    ├── a.md\n    └── b.md\n" in text
+
+
+@pytest.mark.parametrize(
+    ("index", "label", "field"),
+    [(0, "system/persona", "value"), (1, "system/a/b", "description"), (1, "system/a/b", "value")],
+)
+def test_git_memory_checks_what_it_reads(index, label, field):
+    blocks = [Block("v", "system/persona"), Block("v", "system/a/b", "d")]
+    setattr(blocks[index], field, 5)
+    blocks[index].label = label
+    assert_error(
+        lambda: mp.Memory(blocks, git_enabled=True).compile(),
+        lambda: ref.Memory(blocks, git_enabled=True).compile(),
+        TypeError,
+        block_message("block", index, label, field, "str or None", "int"),
+    )
 
 
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)

@@ -9,7 +9,8 @@ use pyo3::types::{PyIterator, PyList, PyString};
 
 use super::attr::{self, Field};
 use super::strings::{native_of, repr, type_error, Strings};
-use crate::model::{Block, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
+use crate::git_memory::Reads;
+use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
 
 /// The items of a list of inputs, in order: an exact list read by index, as its own
 /// iterator reads it (without that iterator's calls), anything else iterated.
@@ -73,6 +74,40 @@ fn block<'s, 'py>(
         None => false,
     };
     Ok(Block { label, value, description, limit, read_only })
+}
+
+super::attr::fields! {
+    /// The fields `git_blocks` reads, made once for a list of blocks.
+    GitBlockFields { label: "label", value: "value", description: "description" }
+}
+
+/// The blocks as Letta's git memory reads them (`git_memory::Reads`): every label, and a
+/// value and description only where Letta reads them; what is not read is `""` (a limit
+/// `0`, not read-only), so a bad field there is no error, as in Letta.
+pub fn git_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
+    let fields = GitBlockFields::new(strings.py());
+    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
+    let mut persona_read = false;
+    for (i, obj) in items(list)?.enumerate() {
+        let obj = &obj?;
+        let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
+        let label = strings.str_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
+        let (mut value, mut description) = (Chars::default(), Text::default());
+        match Reads::of(&label, persona_read) {
+            Reads::Label => {}
+            Reads::PersonaValue => {
+                persona_read = true;
+                value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
+            }
+            Reads::DescriptionAndValue => {
+                description = strings.str_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
+                value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
+            }
+        }
+        out.push(Block { label, value, description, limit: Int::Small(0), read_only: false });
+    }
+    strings.list_end();
+    Ok(out)
 }
 
 /// The values `block` reads of each block: label, value, description, limit, read_only.

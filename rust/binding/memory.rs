@@ -110,8 +110,14 @@ fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> Py
         Some(config) => inputs::is_anthropic(strings, config)?,
         None => false,
     };
-    // Letta never reads a react agent's blocks: a bad one is no error there.
-    let blocks = if memory::is_react(&agent_type) { Vec::new() } else { inputs::blocks(strings, given.blocks)? };
+    // Letta never reads a react agent's blocks (a bad one is no error there), and git memory reads fewer fields.
+    let blocks = if memory::is_react(&agent_type) {
+        Vec::new()
+    } else if given.git_enabled {
+        inputs::git_blocks(strings, given.blocks)?
+    } else {
+        inputs::blocks(strings, given.blocks)?
+    };
     let tool_usage_rules = match given.tool_usage_rules {
         Some(rules) if !rules.is_none() => Some(inputs::tool_usage_rules(strings, rules)?),
         _ => None,

@@ -121,7 +121,7 @@ impl<'py> Strings<'py> {
     }
 
     /// `getattr(obj, field)`, recorded.
-    #[inline]
+    #[inline(always)]
     pub fn attr(&self, obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {
         let value = super::attr::get(obj, field)?;
         self.note(&value);

@@ -149,3 +149,36 @@ def test_a_skill_under_a_skill_file_fails_with_letta_s_own_error():
             memory.compile_available_skills(skills)
         errors.append((type(raised.value), str(raised.value)))
     assert errors == [(TypeError, "'str' object does not support item assignment")] * 2
+
+
+class _Unread:
+    """A field value no renderer may read: any use of it fails."""
+
+    def __getattribute__(self, name):
+        raise AssertionError(f"read: {name}")
+
+
+@given(memories(mode="git"), st.lists(st.sampled_from(["system/persona", "system/", "system//", "notes", "skills/x"])))
+def test_git_memory_reads_only_what_letta_reads(case, extra_labels):
+    """Git memory reads every label, the first persona's value, and the description and value of
+    the other ``system/`` blocks with a path part: a hostile value anywhere else renders as Letta does."""
+    memory_kwargs, compile_kwargs = case
+    unread = _Unread()
+    hostile = []
+    for block in memory_kwargs["blocks"] + [Block("", label) for label in extra_labels]:
+        if GIT_RESERVED & set(_label_parts(block.label or "")):
+            continue
+        block = Block(block.value, block.label, block.description, unread)
+        block.read_only = unread
+        label = block.label or ""
+        first_persona = label == "system/persona" and not any(b.label == "system/persona" for b in hostile)
+        if not first_persona and not (label.startswith("system/") and _label_parts(label.removeprefix("system/"))):
+            block.value = block.description = unread
+        elif label == "system/persona":
+            block.description = unread
+        hostile.append(block)
+    memory_kwargs["blocks"] = hostile
+    letta = letta_memory(**memory_kwargs)
+    assert_same(
+        partial(ref.Memory(**memory_kwargs).compile, **compile_kwargs), partial(letta.compile, **compile_kwargs)
+    )

@@ -14,7 +14,11 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   ``TypeError(f"block {i} ({label!r}): {field} must be str or None, not {type}")``
   ("must be int or None" for limit; "file block" for file blocks; ``i`` is the
   position in the list read; ``label`` is None unless it is a str). A renderer
-  checks every block of the list it reads, in list order, before it writes.
+  checks every block of the list it reads, in list order, before it writes, and
+  only the fields Letta reads there: git memory reads every label, the value of the
+  first ``system/persona``, and the description and value of the other ``system/``
+  blocks with a path part; the tree view labels and descriptions; the skills
+  listing labels and the description of each skill's first block.
   ``Memory(file_blocks=...)`` checks each file block's label when it drops the
   later blocks of a repeated label.
 - Sources: ``getattr`` of ``name`` (default ""), ``description`` and
@@ -129,11 +133,35 @@ def read_tree_blocks(blocks: Any) -> list[BlockData]:
     read = []
     for index, block in enumerate(blocks):
         label = read_label(block, index)
-        description = block.description
-        if not _is_text(description):
-            raise _block_error(BLOCK, index, label, "description", "str or None", description)
-        read.append(BlockData(index, label, None, _text(description), None, False))
+        description = _checked_block_text(block.description, index, label, "description")
+        read.append(BlockData(index, label, None, description, None, False))
     return read
+
+
+def read_git_blocks(blocks: Any) -> list[BlockData]:
+    """The blocks as Letta's git memory reads them: every label; the value of the first
+    ``system/persona``; the description, then the value, of every other ``system/`` block
+    whose label has a path part. Nothing else (no limit, no read_only)."""
+    read = []
+    persona_read = False
+    for index, block in enumerate(blocks):
+        label = read_label(block, index)
+        value = description = None
+        if label == "system/persona":
+            if not persona_read:
+                value = _checked_block_text(block.value, index, label, "value")
+            persona_read = True
+        elif label and label.startswith("system/") and any(label.removeprefix("system/").split("/")):
+            description = _checked_block_text(block.description, index, label, "description")
+            value = _checked_block_text(block.value, index, label, "value")
+        read.append(BlockData(index, label, value, description, None, False))
+    return read
+
+
+def _checked_block_text(value: object, index: int, label: str | None, field: str) -> str | None:
+    if not _is_text(value):
+        raise _block_error(BLOCK, index, label, field, "str or None", value)
+    return _text(value)
 
 
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:

@@ -16,6 +16,7 @@ from .fields import (
     check_max_files_open,
     read_blocks,
     read_client_skill,
+    read_git_blocks,
     read_source,
     read_tool_usage_rules,
     read_tree_blocks,
@@ -94,11 +95,11 @@ class Memory(BlockListMethods):
             and (llm_config.model_endpoint_type == "anthropic")
         )
         pieces: list[tuple[str | None, str]] = []
-        if not react:
+        if not react and self.git_enabled:
+            pieces += render_git(read_git_blocks(self.blocks))
+        elif not react:
             blocks = read_blocks(self.blocks)
-            if self.git_enabled:
-                pieces += render_git(blocks)
-            elif anthropic and agent_type in LINE_NUMBERED_TYPES:
+            if anthropic and agent_type in LINE_NUMBERED_TYPES:
                 pieces.append(("memory_blocks", render_line_numbered(blocks)))
             elif blocks:
                 pieces.append(("memory_blocks", render_plain(blocks)))

@@ -192,7 +192,10 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
         }
         let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
         let (description, value) = (strip(&p.block.description), p.block.value.rstrip_newlines());
-        shown.push(Shown { start: p.start, end: p.end, common, description, value });
+        // The parts and one `/` between each fill the label after `system/`: no part is empty.
+        let rest = p.block.label.get(SYSTEM_PREFIX.len()..).unwrap_or_default();
+        let joined = (path.iter().map(|part| part.len() + 1).sum::<usize>() == rest.len() + 1).then_some(rest);
+        shown.push(Shown { start: p.start, end: p.end, common, joined, description, value });
         open = path;
     }
     NestedTags { parts, shown, ascii }
@@ -210,8 +213,8 @@ struct TagLine<'p> {
 enum Tag<'p> {
     Open(&'p [u8]),
     Close(&'p [u8]),
-    /// The block's file: its path joined by `/`.
-    Projection(&'p [&'p [u8]]),
+    /// The block's file: its path joined by `/`, or that text as it stands in the label.
+    Projection(&'p [&'p [u8]], Option<&'p [u8]>),
     Description(&'p [u8]),
     Value(Chars<'p>),
 }
@@ -232,13 +235,18 @@ impl TagLine<'_> {
                 name(out, n);
                 w!(out, ">\n");
             }
-            Tag::Projection(path) => {
+            Tag::Projection(path, joined) => {
                 w!(out, "  <projection>$MEMORY_DIR/system/");
-                for (j, n) in path.iter().enumerate() {
-                    if j > 0 {
-                        w!(out, "/");
+                match joined {
+                    Some(joined) => name(out, joined),
+                    None => {
+                        for (j, n) in path.iter().enumerate() {
+                            if j > 0 {
+                                w!(out, "/");
+                            }
+                            name(out, n);
+                        }
                     }
-                    name(out, n);
                 }
                 w!(out, ".md</projection>\n");
             }
@@ -254,6 +262,8 @@ struct Shown<'p> {
     end: usize,
     /// How many parts it shares with the path drawn before it.
     common: usize,
+    /// The path joined by `/` as the label holds it, when no part of it is empty.
+    joined: Option<&'p [u8]>,
     description: &'p [u8],
     value: Chars<'p>,
 }
@@ -270,14 +280,14 @@ impl NestedTags<'_> {
     fn write(&self, sink: &mut impl Sink) {
         let ascii = self.ascii;
         let mut open: &[&[u8]] = &[];
-        for &Shown { start, end, common, description, value } in &self.shown {
+        for &Shown { start, end, common, joined, description, value } in &self.shown {
             let path = self.parts.get(start..end).unwrap_or_default();
             self.close(sink, open, common);
             for (depth, name) in path.iter().enumerate().skip(common) {
                 TagLine { depth, tag: Tag::Open(name), ascii }.write(sink);
             }
             let depth = path.len().saturating_sub(1);
-            TagLine { depth, tag: Tag::Projection(path), ascii }.write(sink);
+            TagLine { depth, tag: Tag::Projection(path, joined), ascii }.write(sink);
             if !description.is_empty() {
                 TagLine { depth, tag: Tag::Description(description), ascii }.write(sink);
             }

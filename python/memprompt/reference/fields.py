@@ -113,19 +113,20 @@ def _block_error(kind: str, index: int, label: str | None, field: str, expected:
     return TypeError(f"{kind} {index} ({label!r}): {field} must be {expected}, not {type_name(value)}")
 
 
+def _block_text(value: object, kind: str, index: int, label: str | None, field: str) -> str | None:
+    """A block's text field, str or None, as its plain text."""
+    if not _is_text(value):
+        raise _block_error(kind, index, label, field, "str or None", value)
+    return _text(value)
+
+
 def read_label(block: Any, index: int, kind: str = BLOCK) -> str | None:
-    label = block.label
-    if not _is_text(label):
-        raise _block_error(kind, index, None, "label", "str or None", label)
-    return _text(label)
+    return _block_text(block.label, kind, index, None, "label")
 
 
 def read_description(block: Any, index: int, label: str | None) -> str | None:
     """``getattr(block, "description", None)``, checked as ``read_block`` checks it."""
-    description = getattr(block, "description", None)
-    if not _is_text(description):
-        raise _block_error(BLOCK, index, label, "description", "str or None", description)
-    return _text(description)
+    return _block_text(getattr(block, "description", None), BLOCK, index, label, "description")
 
 
 def read_tree_blocks(blocks: Any) -> list[BlockData]:
@@ -133,7 +134,7 @@ def read_tree_blocks(blocks: Any) -> list[BlockData]:
     read = []
     for index, block in enumerate(blocks):
         label = read_label(block, index)
-        description = _checked_block_text(block.description, index, label, "description")
+        description = _block_text(block.description, BLOCK, index, label, "description")
         read.append(BlockData(index, label, None, description, None, False))
     return read
 
@@ -149,37 +150,27 @@ def read_git_blocks(blocks: Any) -> list[BlockData]:
         value = description = None
         if label == "system/persona":
             if not persona_read:
-                value = _checked_block_text(block.value, index, label, "value")
+                value = _block_text(block.value, BLOCK, index, label, "value")
             persona_read = True
         elif label and label.startswith("system/") and any(label.removeprefix("system/").split("/")):
-            description = _checked_block_text(block.description, index, label, "description")
-            value = _checked_block_text(block.value, index, label, "value")
+            description = _block_text(block.description, BLOCK, index, label, "description")
+            value = _block_text(block.value, BLOCK, index, label, "value")
         read.append(BlockData(index, label, value, description, None, False))
     return read
-
-
-def _checked_block_text(value: object, index: int, label: str | None, field: str) -> str | None:
-    if not _is_text(value):
-        raise _block_error(BLOCK, index, label, field, "str or None", value)
-    return _text(value)
 
 
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
     label = read_label(block, index, kind)
     value, description, limit = block.value, block.description, block.limit
-    if not _is_text(value):
-        raise _block_error(kind, index, label, "value", "str or None", value)
-    if not _is_text(description):
-        raise _block_error(kind, index, label, "description", "str or None", description)
+    value = _block_text(value, kind, index, label, "value")
+    description = _block_text(description, kind, index, label, "description")
     if limit is not None and not isinstance(limit, int):
         raise _block_error(kind, index, label, "limit", "int or None", limit)
     read_only = bool(getattr(block, "read_only", False))
     source_id = None
     if kind == FILE_BLOCK:
-        source_id = getattr(block, "source_id", None)
-        if not _is_text(source_id):
-            raise _block_error(kind, index, label, "source_id", "str or None", source_id)
-    return BlockData(index, label, _text(value), _text(description), limit, read_only, _text(source_id))
+        source_id = _block_text(getattr(block, "source_id", None), kind, index, label, "source_id")
+    return BlockData(index, label, value, description, limit, read_only, source_id)
 
 
 def read_blocks(blocks: Any, kind: str = BLOCK) -> list[BlockData]:

@@ -38,7 +38,8 @@ pub fn needs_reference_fallback(blocks: &[Block]) -> bool {
     blocks
         .iter()
         .filter_map(|b| b.label.strip_prefix(SYSTEM_PREFIX))
-        .filter(|rest| rest.contains(&b'_'))
+        // A fold runs a vector at a time; `contains` searches byte by byte on a label's length.
+        .filter(|rest| rest.iter().fold(false, |found, &b| found | (b == b'_')))
         .any(|rest| path_parts(rest).any(|part| RESERVED.contains(&part)))
 }
 
@@ -135,14 +136,24 @@ struct Path<'l, 'b> {
     end: usize,
     key_start: usize,
     key_end: usize,
+    /// The parts fill the path with one `/` between each (no part is empty).
+    joined: bool,
     block: &'l Block<'b>,
 }
 
 /// Appends the sort key of a path: each part escaped and ended by `0x00`, so that keys
 /// compare as bytes exactly as the paths compare part by part (one memcmp, not one per
 /// part). In a part, `0x00` becomes `0x01 0x01` and `0x01` becomes `0x01 0x02`; every other
-/// byte is at least `0x02`, so an ended part sorts before any longer one.
-fn push_path_key(keys: &mut Vec<u8>, parts: &[&[u8]]) {
+/// byte is at least `0x02`, so an ended part sorts before any longer one. `joined`: the
+/// parts are `path` with one `/` between each.
+fn push_path_key(keys: &mut Vec<u8>, parts: &[&[u8]], path: &[u8], joined: bool) {
+    // A fold, not `any`, so that the test runs a vector at a time.
+    if joined && !path.iter().fold(false, |low, &b| low | (b < 2)) {
+        // Each part as it is and a `0x00` in place of each `/`: one pass.
+        keys.extend(path.iter().map(|&b| if b == b'/' { 0 } else { b }));
+        keys.push(0);
+        return;
+    }
     for part in parts {
         if part.iter().all(|&b| b > 1) {
             keys.extend_from_slice(part);
@@ -169,14 +180,16 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
     let mut ascii = true;
     for block in blocks {
         ascii &= block.label.is_ascii();
+        let rest = block.label.strip_prefix(SYSTEM_PREFIX).unwrap_or_default();
         let start = parts.len();
-        parts.extend(path_parts(block.label.strip_prefix(SYSTEM_PREFIX).unwrap_or_default()));
+        parts.extend(path_parts(rest));
         let Some(path) = parts.get(start..).filter(|p| !p.is_empty()) else { continue };
+        let joined = path.iter().map(|part| part.len() + 1).sum::<usize>() == rest.len() + 1;
         let key_start = keys.len();
-        push_path_key(&mut keys, path);
+        push_path_key(&mut keys, path, rest, joined);
         let key = keys.get(key_start..).unwrap_or_default();
         let head = sort_head(key, b"");
-        paths.push(Path { head, start, end: parts.len(), key_start, key_end: keys.len(), block });
+        paths.push(Path { head, start, end: parts.len(), key_start, key_end: keys.len(), joined, block });
     }
     let path_of = |p: &Path| parts.get(p.start..p.end).unwrap_or_default();
     let key_of = |p: &Path| keys.get(p.key_start..p.key_end).unwrap_or_default();
@@ -192,10 +205,9 @@ fn nested_tags<'l, 'b: 'l>(blocks: impl Iterator<Item = &'l Block<'b>>) -> Neste
         }
         let common = open.iter().zip(path).take_while(|(a, b)| a == b).count();
         let (description, value) = (strip(&p.block.description), p.block.value.rstrip_newlines());
-        // The parts and one `/` between each fill the label after `system/`: no part is empty.
-        let rest = p.block.label.get(SYSTEM_PREFIX.len()..).unwrap_or_default();
-        let joined = (path.iter().map(|part| part.len() + 1).sum::<usize>() == rest.len() + 1).then_some(rest);
-        shown.push(Shown { start: p.start, end: p.end, common, joined, description, value });
+        let joined = p.joined.then(|| p.block.label.get(SYSTEM_PREFIX.len()..).unwrap_or_default());
+        let description_ascii = p.block.description.is_ascii_str();
+        shown.push(Shown { start: p.start, end: p.end, common, joined, description, description_ascii, value });
         open = path;
     }
     NestedTags { parts, shown, ascii }
@@ -215,7 +227,8 @@ enum Tag<'p> {
     Close(&'p [u8]),
     /// The block's file: its path joined by `/`, or that text as it stands in the label.
     Projection(&'p [&'p [u8]], Option<&'p [u8]>),
-    Description(&'p [u8]),
+    /// The text, and whether it is ASCII (written with nothing to decode).
+    Description(&'p [u8], bool),
     Value(Chars<'p>),
 }
 
@@ -250,7 +263,15 @@ impl TagLine<'_> {
                 }
                 w!(out, ".md</projection>\n");
             }
-            Tag::Description(text) => w!(out, "  <description>", text, "</description>\n"),
+            Tag::Description(text, ascii) => {
+                w!(out, "  <description>");
+                if ascii {
+                    out.push_ascii(text);
+                } else {
+                    out.push(text);
+                }
+                w!(out, "</description>\n");
+            }
             Tag::Value(text) => w!(out, "  ", text, "\n"),
         }
     }
@@ -265,6 +286,7 @@ struct Shown<'p> {
     /// The path joined by `/` as the label holds it, when no part of it is empty.
     joined: Option<&'p [u8]>,
     description: &'p [u8],
+    description_ascii: bool,
     value: Chars<'p>,
 }
 
@@ -280,7 +302,7 @@ impl NestedTags<'_> {
     fn write(&self, sink: &mut impl Sink) {
         let ascii = self.ascii;
         let mut open: &[&[u8]] = &[];
-        for &Shown { start, end, common, joined, description, value } in &self.shown {
+        for &Shown { start, end, common, joined, description, description_ascii, value } in &self.shown {
             let path = self.parts.get(start..end).unwrap_or_default();
             self.close(sink, open, common);
             for (depth, name) in path.iter().enumerate().skip(common) {
@@ -289,7 +311,7 @@ impl NestedTags<'_> {
             let depth = path.len().saturating_sub(1);
             TagLine { depth, tag: Tag::Projection(path, joined), ascii }.write(sink);
             if !description.is_empty() {
-                TagLine { depth, tag: Tag::Description(description), ascii }.write(sink);
+                TagLine { depth, tag: Tag::Description(description, description_ascii), ascii }.write(sink);
             }
             if !value.is_empty() {
                 TagLine { depth, tag: Tag::Value(value), ascii }.write(sink);
@@ -379,25 +401,40 @@ fn external_tree<'l>(mut blocks: Vec<&'l Block<'_>>) -> RenderResult<ExternalTre
     // In insertion order, so that the sorted labels give each directory's lines already sorted.
     let mut entries: InsertionOrdered<(usize, Name), Node> = InsertionOrdered::with_capacity(blocks.len());
     let mut dirs = 1;
+    // The last label's way down: each part and the directory it names. Only its own file
+    // was set since, which is none of them, so a label that starts the same way reuses them.
+    let mut walk: Vec<(&[u8], usize)> = Vec::new();
     for block in &blocks {
         let mut parts = path_parts(strip(&block.label));
         let Some(mut name) = parts.next() else { continue };
         // `None` once a part named a file: Letta's `setdefault` returned that file's `None`.
         let mut dir = Some(0);
+        let mut depth = 0;
         for next in parts {
             let Some(at) = dir else {
                 return Err(RenderError::Attribute("'NoneType' object has no attribute 'setdefault'".into()));
             };
-            let node = *entries.get_or_insert_with((at, Name::dir(name)), || {
-                dirs += 1;
-                Node::Dir(dirs - 1)
-            });
-            dir = match node {
-                Node::Dir(sub) => Some(sub),
-                Node::File => None,
+            dir = match walk.get(depth) {
+                Some(&(part, sub)) if part == name => Some(sub),
+                _ => {
+                    walk.truncate(depth);
+                    let node = *entries.get_or_insert_with((at, Name::dir(name)), || {
+                        dirs += 1;
+                        Node::Dir(dirs - 1)
+                    });
+                    match node {
+                        Node::Dir(sub) => {
+                            walk.push((name, sub));
+                            Some(sub)
+                        }
+                        Node::File => None,
+                    }
+                }
             };
-            name = next;
+            (depth, name) = (depth + 1, next);
         }
+        // A later label's file may replace a directory walked before this one.
+        walk.truncate(depth);
         let Some(at) = dir else {
             return Err(RenderError::Type("'NoneType' object does not support item assignment".into()));
         };
@@ -548,6 +585,45 @@ mod tests {
         for (label, persona_read, reads) in cases {
             assert_eq!(Reads::of(label, persona_read), reads, "{}", String::from_utf8_lossy(label));
         }
+    }
+
+    #[test]
+    fn labels_and_descriptions_held_as_python_holds_them_render_the_same() {
+        // ASCII descriptions are written as they are; the others are decoded.
+        let spec = [
+            ("system/persona", "p", ""),
+            ("system/a/b", "v", "  plain \n"),
+            ("system/a", "v", "\u{e9}t\u{e9}"),
+            ("system/\u{2192}/c", "", " \u{1F600} "),
+            ("notes/x", "", "unread"),
+        ];
+        let finals: Vec<(crate::out::Final, crate::out::Final)> = spec
+            .iter()
+            .map(|(l, _, d)| {
+                (crate::out::Final::of(l.as_bytes()).unwrap(), crate::out::Final::of(d.as_bytes()).unwrap())
+            })
+            .collect();
+        let held: Vec<Block> = spec
+            .iter()
+            .zip(&finals)
+            .map(|((l, v, d), (label, description))| Block {
+                label: Text::with_native(l.as_bytes(), label.native()),
+                description: Text::with_native(d.as_bytes(), description.native()),
+                ..block(l.as_bytes(), v.as_bytes(), d.as_bytes())
+            })
+            .collect();
+        struct Git<'a>(Vec<Block<'a>>);
+        impl crate::out::Render for Git<'_> {
+            fn render(&self, out: &mut impl Sink) -> RenderResult {
+                render(out, &self.0)
+            }
+        }
+        let expected = git(&spec).unwrap();
+        assert!(
+            expected.contains("<description>plain</description>") && expected.contains("<description>\u{e9}t\u{e9}")
+        );
+        assert_eq!(String::from_utf8(Out::of(&Git(held.clone())).unwrap().buf).unwrap(), expected);
+        assert_eq!(crate::out::Final::of(&Git(held)).unwrap().to_utf8(), expected.as_bytes());
     }
 
     #[test]
@@ -848,8 +924,8 @@ mod tests {
 
     #[test]
     fn path_keys_compare_as_paths_do_part_by_part() {
-        // Every part of one or two bytes around the escapes, in paths of one or two parts.
-        let alphabet = [0u8, 1, 2, 3, 0xff];
+        // Every part of one or two bytes around the escapes and `/`, in paths of one or two parts.
+        let alphabet = [0u8, 1, 2, b'.', 0xff];
         let mut parts: Vec<Vec<u8>> = alphabet.iter().map(|&a| vec![a]).collect();
         parts.extend(alphabet.iter().flat_map(|&a| alphabet.iter().map(move |&b| vec![a, b])));
         let mut paths: Vec<Vec<&[u8]>> = parts.iter().map(|p| vec![&p[..]]).collect();
@@ -857,8 +933,11 @@ mod tests {
         let keys: Vec<Vec<u8>> = paths
             .iter()
             .map(|path| {
-                let mut key = Vec::new();
-                push_path_key(&mut key, path);
+                // The path as a label holds it: its parts joined by `/`, none empty.
+                let (joined, mut key, mut by_parts) = (path.join(&b'/'), Vec::new(), Vec::new());
+                push_path_key(&mut key, path, &joined, true);
+                push_path_key(&mut by_parts, path, &joined, false);
+                assert_eq!(key, by_parts, "{path:?}");
                 key
             })
             .collect();

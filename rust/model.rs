@@ -36,6 +36,11 @@ impl<'a> Text<'a> {
     pub fn native(&self) -> Option<Native<'a>> {
         self.native
     }
+
+    /// It came from an ASCII `str`: its bytes (and any slice of them) can be written as they are.
+    pub fn is_ascii_str(&self) -> bool {
+        self.native.is_some_and(|native| native.class == Class::Ascii)
+    }
 }
 
 impl Deref for Text<'_> {

@@ -58,21 +58,33 @@ impl<'b> Dirs<'b> {
     fn build(blocks: &'b [Listed<'b>]) -> Self {
         let mut dirs =
             Dirs { entries: InsertionOrdered::with_capacity(blocks.len().saturating_mul(2)), slots: vec![None] };
+        // The last block's way down: each directory part and the directory it names. A
+        // walked entry is a directory from then on, so a block that starts the same way
+        // reuses it without a lookup.
+        let mut walk: Vec<(&[u8], usize)> = Vec::new();
         for (i, block) in blocks.iter().enumerate() {
             let label: &'b [u8] = if block.label.is_empty() { b"block" } else { block.label };
             let mut parts = path_parts(label);
             let mut name = parts.next().unwrap_or(b"block");
             let mut dir = 0;
-            for next in parts {
-                let new_dir = dirs.slots.len();
-                let entry = dirs.entry(dir, name);
-                dir = match *entry {
-                    Some(Entry::Dir(sub)) => sub,
-                    // Absent: a new directory. A block: it moves into the new directory's slot.
-                    held => {
-                        *entry = Some(Entry::Dir(new_dir));
-                        dirs.slots.push(held);
-                        new_dir
+            for (depth, next) in parts.enumerate() {
+                dir = match walk.get(depth) {
+                    Some(&(part, sub)) if part == name => sub,
+                    _ => {
+                        walk.truncate(depth);
+                        let new_dir = dirs.slots.len();
+                        let entry = dirs.entry(dir, name);
+                        let sub = match *entry {
+                            Some(Entry::Dir(sub)) => sub,
+                            // Absent: a new directory. A block: it moves into the new directory's slot.
+                            held => {
+                                *entry = Some(Entry::Dir(new_dir));
+                                dirs.slots.push(held);
+                                new_dir
+                            }
+                        };
+                        walk.push((name, sub));
+                        sub
                     }
                 };
                 name = next;

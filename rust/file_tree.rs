@@ -69,7 +69,7 @@ pub struct Row<'r> {
 
 impl Row<'_> {
     pub fn write(&self, out: &mut impl Sink) {
-        let text = |out: &mut _, text| if self.ascii { Sink::push_ascii(out, text) } else { Sink::push(out, text) };
+        let text = |out: &mut _, text| Sink::push_text(out, text, self.ascii);
         self.prefix.row_start(out, self.is_last);
         text(out, self.name);
         w!(out, self.suffix);

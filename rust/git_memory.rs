@@ -235,8 +235,7 @@ enum Tag<'p> {
 impl TagLine<'_> {
     fn write(&self, out: &mut impl Sink) {
         out.spaces(self.depth.saturating_mul(2));
-        let name =
-            |out: &mut _, name: &[u8]| if self.ascii { Sink::push_ascii(out, name) } else { Sink::push(out, name) };
+        let name = |out: &mut _, name: &[u8]| Sink::push_text(out, name, self.ascii);
         match self.tag {
             Tag::Open(n) => {
                 w!(out, "<");
@@ -265,11 +264,7 @@ impl TagLine<'_> {
             }
             Tag::Description(text, ascii) => {
                 w!(out, "  <description>");
-                if ascii {
-                    out.push_ascii(text);
-                } else {
-                    out.push(text);
-                }
+                out.push_text(text, ascii);
                 w!(out, "</description>\n");
             }
             Tag::Value(text) => w!(out, "  ", text, "\n"),

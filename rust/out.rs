@@ -28,6 +28,15 @@ pub trait Sink {
     fn push_ascii(&mut self, text: &[u8]) {
         self.push(text);
     }
+    /// Writes surrogatepass UTF-8 text, as ASCII (nothing to decode) when `ascii` says it is.
+    fn push_text(&mut self, text: &[u8], ascii: bool) {
+        if ascii {
+            self.push_ascii(text);
+        } else {
+            self.push(text);
+        }
+    }
+
     /// How much is written so far, in the sink's unit.
     fn len(&self) -> usize;
     /// Records that section `name` runs from `start` to the end of what is written so far.

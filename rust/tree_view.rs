@@ -54,16 +54,16 @@ impl<'b> Dirs<'b> {
         }
     }
 
-    /// Inserts the blocks in order, as Letta does.
-    fn build(blocks: &'b [Listed<'b>]) -> Self {
+    /// Inserts the blocks' labels in order, as Letta does.
+    fn build(labels: &[&'b [u8]]) -> Self {
         let mut dirs =
-            Dirs { entries: InsertionOrdered::with_capacity(blocks.len().saturating_mul(2)), slots: vec![None] };
+            Dirs { entries: InsertionOrdered::with_capacity(labels.len().saturating_mul(2)), slots: vec![None] };
         // The last block's way down: each directory part and the directory it names. A
         // walked entry is a directory from then on, so a block that starts the same way
         // reuses it without a lookup.
         let mut walk: Vec<(&[u8], usize)> = Vec::new();
-        for (i, block) in blocks.iter().enumerate() {
-            let label: &'b [u8] = if block.label.is_empty() { b"block" } else { block.label };
+        for (i, &label) in labels.iter().enumerate() {
+            let label: &'b [u8] = if label.is_empty() { b"block" } else { label };
             let mut parts = path_parts(label);
             let mut name = parts.next().unwrap_or(b"block");
             let mut dir = 0;
@@ -157,13 +157,8 @@ impl<'b> Listing<'b> {
     }
 }
 
-/// The first line of a block's description, shown after its name; empty when there is none.
-fn note<'a>(block: Option<&Listed<'a>>) -> &'a [u8] {
-    block.map_or(&b""[..], |b| first_line(b.description))
-}
-
-/// The top-level `skills/` directory's lines, `(name, note)` sorted by name: one per skill.
-fn skills<'a>(blocks: &[Listed<'a>], slots: &[Option<Entry>], listing: &Listing<'a>) -> Vec<(&'a [u8], &'a [u8])> {
+/// The top-level `skills/` directory's lines, `(name, block)` sorted by name: one per skill.
+fn skills<'a>(slots: &[Option<Entry>], listing: &Listing<'a>) -> Vec<(&'a [u8], usize)> {
     let skills_dir = listing.of(0).iter().find_map(|line| match (line.is_file, line.entry) {
         (false, Entry::Dir(sub)) if line.name == SKILLS => Some(sub),
         _ => None,
@@ -185,7 +180,7 @@ fn skills<'a>(blocks: &[Listed<'a>], slots: &[Option<Entry>], listing: &Listing<
             (true, Entry::Dir(_)) => continue,
         };
         if let Some(b) = block {
-            skills.push((line.name, note(blocks.get(b))));
+            skills.push((line.name, b));
         }
     }
     // Two sorted runs (directories, then files): a stable sort merges them.
@@ -200,21 +195,34 @@ struct Frame<'l, 'b> {
     in_system: bool,
 }
 
+/// One row of the tree as the walk meets it.
+#[derive(Clone, Copy)]
+enum Shown<'t> {
+    Dir(&'t [u8]),
+    /// A file's name and the block whose description follows it (`None` below a `system`
+    /// directory, or for a directory's slot that holds no block).
+    File(&'t [u8], Option<usize>),
+    /// A line of the top-level `skills/` directory: a skill's name and its block.
+    Skill(&'t [u8], usize),
+}
+
 /// Letta's tree, ready to draw: the top-level `skills/` directory lists `skills`
 /// (see `skills`) and is not descended into.
 struct Tree<'t> {
-    blocks: &'t [Listed<'t>],
+    /// The first line of each block's description, for the blocks whose description shows.
+    notes: Vec<&'t [u8]>,
     slots: Vec<Option<Entry>>,
     listing: Listing<'t>,
-    skills: Vec<(&'t [u8], &'t [u8])>,
-    /// Every label and description is ASCII.
+    skills: Vec<(&'t [u8], usize)>,
+    /// Every label and every note is ASCII.
     ascii: bool,
 }
 
-impl Tree<'_> {
-    fn write(&self, sink: &mut impl Sink) {
-        let Tree { blocks, slots, listing, skills, ascii } = self;
-        let ascii = *ascii;
+impl<'t> Tree<'t> {
+    /// Every row in drawing order, with the prefix drawn left of it and whether it is
+    /// its directory's last.
+    fn walk(&self, mut row: impl FnMut(&Prefix, bool, Shown<'t>)) {
+        let Tree { slots, listing, skills, .. } = self;
         let mut prefix = Prefix::default();
         let mut stack = vec![Frame { lines: listing.of(0).iter(), prefix: Mark::default(), in_system: false }];
         while let Some(frame) = stack.last_mut() {
@@ -228,13 +236,11 @@ impl Tree<'_> {
             let at_root = stack.len() == 1;
             match (line.is_file, line.entry) {
                 (false, Entry::Dir(sub)) => {
-                    Row { prefix: &prefix, is_last, name: line.name, suffix: "", is_dir: true, note: b"", ascii }
-                        .write(sink);
+                    row(&prefix, is_last, Shown::Dir(line.name));
                     prefix.indent(is_last);
                     if at_root && line.name == SKILLS {
-                        for (i, &(name, note)) in skills.iter().enumerate() {
-                            let is_last = i + 1 == skills.len();
-                            Row { prefix: &prefix, is_last, name, suffix: "", is_dir: false, note, ascii }.write(sink);
+                        for (i, &(name, block)) in skills.iter().enumerate() {
+                            row(&prefix, i + 1 == skills.len(), Shown::Skill(name, block));
                         }
                     } else {
                         stack.push(Frame {
@@ -249,12 +255,27 @@ impl Tree<'_> {
                         Entry::Block(b) => Some(b),
                         Entry::Dir(sub) => slot_block(slots, sub),
                     };
-                    let note = if in_system { &b""[..] } else { note(block.and_then(|b| blocks.get(b))) };
-                    Row { prefix: &prefix, is_last, name: line.name, suffix: ".md", is_dir: false, note, ascii }
-                        .write(sink);
+                    row(&prefix, is_last, Shown::File(line.name, block.filter(|_| !in_system)));
                 }
             }
         }
+    }
+
+    /// The first line of block `b`'s description; empty when there is none.
+    fn note(&self, block: Option<usize>) -> &'t [u8] {
+        block.and_then(|b| self.notes.get(b).copied()).unwrap_or_default()
+    }
+
+    fn write(&self, sink: &mut impl Sink) {
+        let ascii = self.ascii;
+        self.walk(|prefix, is_last, shown| {
+            let (name, suffix, is_dir, note) = match shown {
+                Shown::Dir(name) => (name, "", true, &b""[..]),
+                Shown::File(name, block) => (name, ".md", false, self.note(block)),
+                Shown::Skill(name, block) => (name, "", false, self.note(Some(block))),
+            };
+            Row { prefix, is_last, name, suffix, is_dir, note, ascii }.write(sink);
+        });
     }
 }
 
@@ -263,18 +284,57 @@ pub fn render(out: &mut impl Sink, blocks: &[Listed], has_client_skills: bool) -
     TreeView::new(blocks, has_client_skills).render(out)
 }
 
-/// The tree view of `blocks`, built once and written by every sink; `None` when Letta writes nothing.
+/// The tree view of the blocks, built once and written by every sink; `None` when Letta
+/// writes nothing. Built from the labels alone: Letta reads a description only where it
+/// shows one (`described`), and a caller reads those and hands them over (`describe`).
 pub struct TreeView<'a>(Option<Tree<'a>>);
 
 impl<'a> TreeView<'a> {
-    pub fn new(blocks: &'a [Listed<'a>], has_client_skills: bool) -> Self {
-        if blocks.is_empty() && !has_client_skills {
+    /// The tree view of blocks whose descriptions are all at hand.
+    pub fn new(blocks: &[Listed<'a>], has_client_skills: bool) -> Self {
+        let labels: Vec<&[u8]> = blocks.iter().map(|b| b.label).collect();
+        let mut view = TreeView::of_labels(&labels, has_client_skills);
+        for b in view.described() {
+            view.describe(b, blocks[b].description);
+        }
+        view
+    }
+
+    /// Letta's tree of the blocks with these labels, no description read yet.
+    pub fn of_labels(labels: &[&'a [u8]], has_client_skills: bool) -> Self {
+        if labels.is_empty() && !has_client_skills {
             return TreeView(None);
         }
-        let (listing, slots) = Listing::new(Dirs::build(blocks));
-        let skills = skills(blocks, &slots, &listing);
-        let ascii = blocks.iter().all(|b| b.label.is_ascii() && b.description.is_ascii());
-        TreeView(Some(Tree { blocks, slots, listing, skills, ascii }))
+        let (listing, slots) = Listing::new(Dirs::build(labels));
+        let skills = skills(&slots, &listing);
+        let ascii = labels.iter().all(|label| label.is_ascii());
+        TreeView(Some(Tree { notes: vec![&b""[..]; labels.len()], slots, listing, skills, ascii }))
+    }
+
+    /// The blocks whose description Letta reads, in list order: every file shown outside
+    /// a `system` directory, and every skill of the top-level `skills/`.
+    pub fn described(&self) -> Vec<usize> {
+        let Some(tree) = &self.0 else { return Vec::new() };
+        let mut described = Vec::new();
+        tree.walk(|_, _, shown| {
+            if let Shown::File(_, Some(b)) | Shown::Skill(_, b) = shown {
+                described.push(b);
+            }
+        });
+        described.sort_unstable();
+        described.dedup();
+        described
+    }
+
+    /// Block `b`'s description (one of `described`).
+    pub fn describe(&mut self, b: usize, description: &'a [u8]) {
+        if let Some(tree) = &mut self.0 {
+            let note = first_line(description);
+            tree.ascii &= note.is_ascii();
+            if let Some(slot) = tree.notes.get_mut(b) {
+                *slot = note;
+            }
+        }
     }
 }
 
@@ -662,6 +722,31 @@ mod tests {
             )
             .into())
         );
+    }
+
+    #[test]
+    fn descriptions_read_are_those_shown() {
+        // An overwritten label, files below `system` at any depth, a skill's other files and
+        // what sits below a slot holding a directory show no description: none is read.
+        let labels: Vec<&[u8]> = [
+            "notes/b",
+            "system/human",
+            "notes/b",
+            "skills/x",
+            "skills/y/SKILL",
+            "skills/y/other",
+            "a",
+            "a/b",
+            "deep/system/z",
+            "",
+            "skills",
+            "q/__block__/r",
+        ]
+        .iter()
+        .map(|l| l.as_bytes())
+        .collect();
+        assert_eq!(TreeView::of_labels(&labels, false).described(), [2, 3, 4, 6, 7, 9, 10]);
+        assert!(TreeView::of_labels(&[], false).described().is_empty());
     }
 
     #[test]

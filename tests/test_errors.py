@@ -98,12 +98,16 @@ BLOCK_READERS = {
 }
 
 
-#: The readers of every field: the skills listing reads only labels and skill descriptions, the
-#: tree view only labels and descriptions (as Letta).
-FIELD_READERS = {name: reader for name, reader in BLOCK_READERS.items() if name != "compile_available_skills"}
-VALUE_READERS = {name: reader for name, reader in FIELD_READERS.items() if name != "render_memory_filesystem"}
+#: The readers of a ``system/`` block's description and value: the skills listing reads only
+#: labels and skill descriptions, the tree view labels and the descriptions it shows, none of
+#: them below ``system/`` (as Letta).
+FIELD_READERS = {
+    name: reader
+    for name, reader in BLOCK_READERS.items()
+    if name not in ("compile_available_skills", "render_memory_filesystem")
+}
 #: The readers of a block's limit: git memory never reads one (as Letta).
-LIMIT_READERS = {name: reader for name, reader in VALUE_READERS.items() if name != "compile git memory"}
+LIMIT_READERS = {name: reader for name, reader in FIELD_READERS.items() if name != "compile git memory"}
 
 
 def bad_blocks(field, value, block_type=Block):
@@ -120,8 +124,7 @@ def block_message(kind, index, label, field, expected, type_name):
 @pytest.mark.parametrize(
     ("reader", "field"),
     [(reader, "label") for reader in sorted(BLOCK_READERS)]
-    + [(reader, "description") for reader in sorted(FIELD_READERS)]
-    + [(reader, "value") for reader in sorted(VALUE_READERS)],
+    + [(reader, field) for reader in sorted(FIELD_READERS) for field in ("description", "value")],
 )
 @pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
 def test_block_text_fields(reader, field, value, type_name):
@@ -159,19 +162,60 @@ def test_available_skills_read_no_field_letta_does_not(field, value):
     assert "└── x/\n    └── SKILL.md (first)\n" in expected
 
 
-@pytest.mark.parametrize(("field", "value"), [("value", 5), ("limit", "100")])
-def test_tree_view_reads_no_value_or_limit(field, value):
-    blocks = bad_blocks(field, value)
-    expected = ref.Memory(blocks).render_memory_filesystem()
-    assert mp.Memory(blocks).render_memory_filesystem() == expected
-    assert "│   ├── human.md\n" in expected
-
-
 class LabelOnly:
     """A block with a label and no other attribute."""
 
     def __init__(self, label: str) -> None:
         self.label = label
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("value", 5), ("limit", "100"), ("description", 5), ("description", Thing())]
+)
+def test_tree_view_reads_no_field_letta_does_not(field, value):
+    """Letta's tree view reads every label, and a description only where it shows one: not
+    below a ``system`` directory, not of a block a later one of the same label replaced."""
+    blocks = bad_blocks(field, value) + [Block(5, "notes/x", Thing(), "1"), Block("v", "notes/x", "shown")]
+    expected = ref.Memory(blocks).render_memory_filesystem()
+    assert mp.Memory(blocks).render_memory_filesystem() == expected
+    assert "│   ├── human.md\n" in expected and "│   └── x.md (shown)\n" in expected
+
+
+class Described:
+    """A block whose description is a property that counts its reads."""
+
+    reads = 0
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    @property
+    def description(self) -> str:
+        Described.reads += 1
+        return "read"
+
+
+def test_tree_view_reads_a_shown_description_once_and_no_other():
+    """``getattr(block, "description", None)``, once a shown block: a block without the
+    attribute shows none, and neither implementation reads another block's."""
+    blocks = [Described("system/a"), Described("notes/b"), Described("skills/c"), LabelOnly("notes/d")]
+    for memory in (mp.Memory(blocks), ref.Memory(blocks)):
+        Described.reads = 0
+        text = memory.render_memory_filesystem()
+        assert Described.reads == 2
+        assert "│   ├── b.md (read)\n│   └── d.md\n" in text and "└── c (read)\n" in text
+
+
+@pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
+def test_tree_view_checks_the_descriptions_it_shows(value, type_name):
+    """The first bad description shown, in list order, raises; one below ``system/`` does not."""
+    blocks = bad_blocks("description", value) + [Block("v", "notes/y", value), Block("v", "notes/x", value)]
+    assert_error(
+        lambda: mp.Memory(blocks).render_memory_filesystem(),
+        lambda: ref.Memory(blocks).render_memory_filesystem(),
+        TypeError,
+        block_message("block", 3, "notes/y", "description", "str or None", type_name),
+    )
 
 
 @pytest.mark.parametrize("bad", [Thing(), 5, b"x"], ids=["object", "int", "bytes"])

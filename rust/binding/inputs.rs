@@ -11,6 +11,7 @@ use super::attr::{self, Field};
 use super::strings::{native_of, repr, type_error, Strings};
 use crate::git_memory::Reads;
 use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
+use crate::tree_view::TreeView;
 
 /// The items of a list of inputs, in order: an exact list read by index, as its own
 /// iterator reads it (without that iterator's calls), anything else iterated.
@@ -134,21 +135,36 @@ super::attr::fields! {
     ListedFields { label: "label", description: "description" }
 }
 
-/// The blocks as the tree view reads them, which is how Letta reads them there: labels and descriptions.
-pub fn tree_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Listed<'s>>> {
+/// The tree view of the blocks in `list`, read as Letta reads them there: every label, in
+/// list order, then `getattr(block, "description", None)` of each block the tree shows a
+/// description of (`TreeView::described`), in list order. `has_client_skills` is asked
+/// between the two, as Letta asks it before it reads a description.
+pub fn tree_view<'s, 'py>(
+    strings: &'s Strings<'py>,
+    list: &Bound<'py, PyAny>,
+    has_client_skills: impl FnOnce() -> PyResult<bool>,
+) -> PyResult<TreeView<'s>> {
     let len = list.len().unwrap_or(0);
-    let mut out = Vec::with_capacity(len);
-    strings.expect(len.saturating_mul(2));
+    let (mut labels, mut blocks) = (Vec::with_capacity(len), Vec::with_capacity(len));
+    strings.expect(len);
     let fields = ListedFields::new(strings.py());
     for (i, obj) in items(list)?.enumerate() {
-        let obj = &obj?;
-        let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
-        let label = strings.utf8_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
-        let description = strings.utf8_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
-        out.push(Listed { label, description });
+        let obj = obj?;
+        let label = strings.attr(&obj, &fields.label)?;
+        labels.push(strings.utf8_or_none(&label, || format!("{}: label", block_name("block", i, &obj)))?);
+        blocks.push(obj);
     }
     strings.list_end();
-    Ok(out)
+    let mut view = TreeView::of_labels(&labels, has_client_skills()?);
+    for b in view.described() {
+        let obj = &blocks[b];
+        let description = match strings.attr_opt(obj, &fields.description)? {
+            Some(d) => strings.utf8_or_none(&d, || format!("{}: description", block_name("block", b, obj)))?,
+            None => b"",
+        };
+        view.describe(b, description);
+    }
+    Ok(view)
 }
 
 /// The blocks the skills listing shows, read as Letta reads them there: every label, and the

@@ -19,7 +19,6 @@ use crate::memory::Compile;
 use crate::model::CompileInput;
 use crate::out::Section;
 use crate::skills::AvailableSkills;
-use crate::tree_view::TreeView;
 
 /// `compile_with_fingerprint`'s result: a `memprompt.types.Compiled`, made once per render.
 pub struct Detail(Py<PyAny>);
@@ -520,12 +519,8 @@ pub fn render_memory_filesystem<'py>(
     client_skills: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
     let strings = Strings::new(py);
-    let blocks = inputs::tree_blocks(&strings, blocks)?;
-    let has_client_skills = match client_skills {
-        Some(list) => list.is_truthy()?,
-        None => false,
-    };
-    render_str(py, &TreeView::new(&blocks, has_client_skills)).map(|(text, _)| text)
+    let has_client_skills = || client_skills.map_or(Ok(false), |list| list.is_truthy());
+    render_str(py, &inputs::tree_view(&strings, blocks, has_client_skills)?).map(|(text, _)| text)
 }
 
 /// The file blocks with later duplicates of a label dropped, as Letta's validator does.

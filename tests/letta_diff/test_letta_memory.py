@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from functools import partial
 from io import StringIO
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from letta_bridge import assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
+from letta_bridge import LettaMemory, assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
 from strategies import MODES, blocks, client_skills, file_blocks, labels, memories, texts
 
+import memprompt as mp
 from memprompt.types import Block, ClientSkill
 
 GIT_RESERVED = {"__value__", "__description__", "__label__"}
@@ -67,6 +69,37 @@ def test_memory_filesystem(memory_blocks, skills):
 
     for reference in (ref.Memory(memory_blocks), ref.Memory([letta_block(b) for b in memory_blocks])):
         assert_same(partial(reference.render_memory_filesystem, skills), letta_render)
+
+
+class _Recorded:
+    """A block whose description, when read, records the block's place in the list."""
+
+    def __init__(self, block: Block, index: int, log: list[int]) -> None:
+        self.label, self._description, self._index, self._log = block.label, block.description, index, log
+
+    @property
+    def description(self) -> str | None:
+        self._log.append(self._index)
+        return self._description
+
+
+@given(blocks(max_size=12), st.one_of(st.none(), client_skills()))
+def test_memory_filesystem_reads_the_descriptions_letta_reads(memory_blocks, skills):
+    """The tree view reads the description of exactly the blocks Letta's reads (the files it
+    shows outside a ``system`` directory and the skills), each once, in list order."""
+    read = {}
+    for name, render in {
+        "letta": lambda blocks: LettaMemory._render_memory_filesystem(
+            SimpleNamespace(blocks=blocks), StringIO(), client_skills=skills
+        ),
+        "reference": lambda blocks: ref.Memory(blocks).render_memory_filesystem(skills),
+        "memprompt": lambda blocks: mp.Memory(blocks).render_memory_filesystem(skills),
+    }.items():
+        log: list[int] = []
+        render([_Recorded(block, i, log) for i, block in enumerate(memory_blocks)])
+        read[name] = log
+    assert read["reference"] == read["memprompt"] == sorted(read["letta"])
+    assert len(set(read["letta"])) == len(read["letta"])
 
 
 @given(file_blocks(max_size=10))

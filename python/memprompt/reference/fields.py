@@ -17,7 +17,9 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   checks every block of the list it reads, in list order, before it writes, and
   only the fields Letta reads there: git memory reads every label, the value of the
   first ``system/persona``, and the description and value of the other ``system/``
-  blocks with a path part; the tree view labels and descriptions; the skills
+  blocks with a path part; the tree view every label, then (in list order) the
+  description of each block it shows one for, by ``getattr(b, "description", None)``:
+  files outside any ``system`` directory and the top-level skills; the skills
   listing labels and the description of each skill's first block.
   ``Memory(file_blocks=...)`` checks each file block's label when it drops the
   later blocks of a repeated label.
@@ -53,6 +55,7 @@ deep inside, we raise one of these errors (the Rust core raises the same):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple, TypeGuard
 
 BLOCK = "block"
@@ -129,14 +132,20 @@ def read_description(block: Any, index: int, label: str | None) -> str | None:
     return _block_text(getattr(block, "description", None), BLOCK, index, label, "description")
 
 
-def read_tree_blocks(blocks: Any) -> list[BlockData]:
-    """The blocks as Letta's tree view reads them: labels and descriptions (no value, no limit)."""
+def read_tree_labels(blocks: Iterable[Any]) -> tuple[list[Any], list[BlockData]]:
+    """The blocks as Letta's tree view reads them first, in one pass: each block (kept, to
+    read a description later: ``read_descriptions``) and its label. No value, no limit."""
+    kept: list[Any] = []
     read = []
     for index, block in enumerate(blocks):
-        label = read_label(block, index)
-        description = _block_text(block.description, BLOCK, index, label, "description")
-        read.append(BlockData(index, label, None, description, None, False))
-    return read
+        kept.append(block)
+        read.append(BlockData(index, read_label(block, index), None, None, None, False))
+    return kept, read
+
+
+def read_descriptions(blocks: Sequence[Any], indices: list[int], read: list[BlockData]) -> dict[int, str | None]:
+    """The descriptions of the blocks at ``indices`` (in list order), as ``read_description`` reads them."""
+    return {index: read_description(blocks[index], index, read[index].label) for index in indices}
 
 
 def read_git_blocks(blocks: Any) -> list[BlockData]:

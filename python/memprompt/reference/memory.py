@@ -16,14 +16,15 @@ from .fields import (
     check_max_files_open,
     read_blocks,
     read_client_skill,
+    read_descriptions,
     read_git_blocks,
     read_source,
     read_tool_usage_rules,
-    read_tree_blocks,
+    read_tree_labels,
 )
 from .git_memory import render_git
 from .skills import read_skill_blocks, render_available_skills
-from .tree_view import render_memory_filesystem
+from .tree_view import TreeView
 
 REACT_TYPES = ("react_agent", "workflow_agent")
 LINE_NUMBERED_TYPES = ("sleeptime_agent", "memgpt_v2_agent", "letta_v1_agent")
@@ -123,4 +124,6 @@ class Memory(BlockListMethods):
 
     def render_memory_filesystem(self, client_skills: Any = None) -> str:
         """``<memory_filesystem>``, a tree of every block; "" when there are no blocks and no client skills."""
-        return render_memory_filesystem(read_tree_blocks(self.blocks), bool(client_skills))
+        blocks, labels = read_tree_labels(self.blocks)
+        tree = TreeView(labels, bool(client_skills))
+        return tree.render(read_descriptions(blocks, tree.described(), labels))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from ._tree import draw_tree, first_line
@@ -43,9 +44,43 @@ class _Folder(NamedTuple):
     skills_root: bool  # the top-level skills/ directory: one line per skill
 
 
-def render_memory_filesystem(blocks: list[BlockData], has_client_skills: bool) -> str:
-    if not blocks and not has_client_skills:
-        return ""
+class TreeView:
+    """Letta's tree of the blocks' labels. Letta reads a block's description only where it
+    shows one: ``described`` names those blocks, and ``render`` takes what they hold."""
+
+    def __init__(self, blocks: list[BlockData], has_client_skills: bool) -> None:
+        self._root: _Entry | None = None
+        if blocks or has_client_skills:
+            self._root = _build(blocks)
+
+    def described(self) -> list[int]:
+        """The blocks whose description Letta reads, in list order: every file shown outside
+        a ``system`` directory, and every skill of the top-level ``skills/``."""
+        shown: set[int] = set()
+
+        def note(block: BlockData) -> str:
+            shown.add(block.index)
+            return ""
+
+        self._draw([], note)
+        return sorted(shown)
+
+    def render(self, descriptions: Mapping[int, str | None]) -> str:
+        """The tree, each shown block followed by its description's first line."""
+        if self._root is None:
+            return ""
+        out = ["\n\n<memory_filesystem>\n"]
+        self._draw(out, lambda block: first_line(descriptions.get(block.index)))
+        out.append("</memory_filesystem>")
+        return "".join(out)
+
+    def _draw(self, out: list[str], note: Callable[[BlockData], str]) -> None:
+        if self._root is not None:
+            root = _Folder(self._root, is_root=True, in_system=False, skills_root=False)
+            draw_tree(out, root, lambda folder: _entries(folder, note))
+
+
+def _build(blocks: list[BlockData]) -> _Entry:
     root = _Entry(is_dir=True)
     for block in blocks:
         parts = [part for part in (block.label or "block").split("/") if part] or ["block"]
@@ -62,20 +97,18 @@ def render_memory_filesystem(blocks: list[BlockData], has_client_skills: bool) -
             existing.own = _Entry(block)
         else:
             folder.put(parts[-1], _Entry(block))  # the last block with a label wins
-    out = ["\n\n<memory_filesystem>\n"]
-    draw_tree(out, _Folder(root, is_root=True, in_system=False, skills_root=False), _entries)
-    out.append("</memory_filesystem>")
-    return "".join(out)
+    return root
 
 
-def _entries(folder: _Folder) -> list[tuple[str, _Folder | None]]:
+def _entries(folder: _Folder, note: Callable[[BlockData], str]) -> list[tuple[str, _Folder | None]]:
+    """A folder's lines; ``note(block)`` is what follows a block whose description shows."""
     children = folder.entry.children
     if folder.skills_root:
         skills: list[tuple[str, _Folder | None]] = []
         for name in sorted(children):
             block = _skill_block(children[name])
             if block is not None:
-                line = first_line(block.description)
+                line = note(block)
                 skills.append((f"{name} ({line})" if line else name, None))
         return skills
     items: list[tuple[str, _Folder | None]] = []
@@ -86,7 +119,7 @@ def _entries(folder: _Folder) -> list[tuple[str, _Folder | None]]:
     for name in sorted(n for n, child in children.items() if not child.is_dir or child.own is not None):
         child = children[name]
         file = child.own if child.is_dir and child.own is not None else child  # a dir here has its own file
-        line = "" if folder.in_system else first_line(file.block.description if file.block else None)
+        line = note(file.block) if file.block is not None and not folder.in_system else ""
         items.append((f"{name}.md ({line})" if line else f"{name}.md", None))
     return items
 

@@ -5,12 +5,50 @@
 //! (for `react_agent` and `workflow_agent`) wraps each file in a tag named
 //! after its label and always writes both.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::blocks::metadata;
-use crate::model::{Block, CompileInput, FileBlock, Text};
+use crate::model::{Block, CompileInput, FileBlock, Source, Text};
 use crate::out::Sink;
 use crate::w;
+
+/// What Letta's directories read of a file block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileReads {
+    /// Its label, value, description, limit and read-only flag: it belongs to a listed source.
+    Whole,
+    /// Its value alone, for the count of open files.
+    Value,
+    Nothing,
+}
+
+/// The listed sources' ids, which decide what Letta reads of each file block: its
+/// `source_id` only while a source has an id, the rest only when that id is a source's,
+/// and every file block's value when it counts the open files (`max_files_open` given).
+pub struct SourceIds<'i> {
+    ids: HashSet<&'i [u8]>,
+    counting: bool,
+}
+
+impl<'i> SourceIds<'i> {
+    pub fn of(sources: &'i [Source<'_>], counting: bool) -> Self {
+        SourceIds { ids: sources.iter().filter_map(|s| s.id.as_deref()).collect(), counting }
+    }
+
+    /// Whether a file block's `source_id` is read at all.
+    pub fn reads_source_id(&self) -> bool {
+        !self.ids.is_empty()
+    }
+
+    /// What is read of a file block whose `source_id` (read when `reads_source_id`) is this.
+    pub fn reads(&self, source_id: Option<&[u8]>) -> FileReads {
+        match source_id {
+            Some(id) if self.ids.contains(id) => FileReads::Whole,
+            _ if self.counting => FileReads::Value,
+            _ => FileReads::Nothing,
+        }
+    }
+}
 
 /// Letta's `fb.label or "file"`.
 fn file_label<'b>(block: &'b Block<'_>) -> &'b Text<'b> {
@@ -110,6 +148,30 @@ pub fn render(out: &mut impl Sink, input: &CompileInput, react: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_blocks_are_read_as_letta_reads_them() {
+        let source = |id: Option<&'static [u8]>| Source {
+            id: id.map(Text::from),
+            name: Text::from(b"s"),
+            description: Text::default(),
+            instructions: Text::default(),
+        };
+        let sources = [source(Some(b"a")), source(None), source(Some(b"b"))];
+        for counting in [false, true] {
+            let ids = SourceIds::of(&sources, counting);
+            assert!(ids.reads_source_id());
+            let other = if counting { FileReads::Value } else { FileReads::Nothing };
+            assert_eq!(ids.reads(Some(b"a")), FileReads::Whole);
+            assert_eq!(ids.reads(Some(b"b")), FileReads::Whole);
+            assert_eq!(ids.reads(Some(b"c")), other);
+            assert_eq!(ids.reads(None), other);
+            // No source with an id: no source_id is read, and no file block belongs to one.
+            let none = SourceIds::of(&sources[1..2], counting);
+            assert!(!none.reads_source_id());
+            assert_eq!(none.reads(None), other);
+        }
+    }
     use crate::model::{Chars, Int, Source, Text};
     use crate::out::Out;
 

@@ -103,6 +103,17 @@ pub struct Block<'a> {
 }
 
 impl Block<'_> {
+    /// A block of which nothing is read (as in Letta): empty, a limit `0`, not read-only.
+    pub fn unread() -> Self {
+        Block {
+            label: Text::default(),
+            value: Chars::default(),
+            description: Text::default(),
+            limit: Int::Small(0),
+            read_only: false,
+        }
+    }
+
     /// The two fields the tree view and the skills listing read.
     pub fn listed(&self) -> Listed<'_> {
         Listed { label: &self.label, description: &self.description }

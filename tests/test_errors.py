@@ -453,6 +453,35 @@ def test_file_block_limit(value, type_name):
     )
 
 
+@pytest.mark.parametrize("counting", [False, True], ids=["", "max_files_open"])
+@pytest.mark.parametrize("agent_type", [None, "react_agent"])
+def test_directories_read_no_field_of_a_file_block_letta_does_not(counting, agent_type):
+    """Letta's directories read a file block's source_id only while a source has an id, the
+    rest of it only when that id is a listed source's, and else its value alone when they
+    count the open files: a file block of no listed source renders as in Letta."""
+    stray = FileBlock("open", "stray.txt", Thing(), Thing(), Thing(), "source-2")
+    files = [FileBlock("page", "a.txt", source_id="source-1"), stray]
+    limit = {"max_files_open": 5} if counting else {}
+    for sources in ([SOURCE], [Source(None, "docs")]):
+        text = mp.Memory([], files, agent_type=agent_type).compile(sources=sources, **limit)
+        assert text == ref.Memory([], files, agent_type=agent_type).compile(sources=sources, **limit)
+        assert "stray" not in text and ("current_files_open=2\n" in text) == counting
+        # No source with an id: no file block's source_id is read.
+        stray.source_id = Thing()
+
+
+@pytest.mark.parametrize(("value", "type_name"), NOT_TEXT)
+def test_a_value_counted_as_open_is_checked_though_its_file_block_is_in_no_source(value, type_name):
+    files = [FileBlock(value, "x.txt", source_id="source-2")]
+    assert_error(
+        lambda: mp.Memory([], files).compile(sources=[SOURCE], max_files_open=3),
+        lambda: ref.Memory([], files).compile(sources=[SOURCE], max_files_open=3),
+        TypeError,
+        block_message("file block", 0, "x.txt", "value", "str or None", type_name),
+    )
+    assert mp.Memory([], files).compile(sources=[SOURCE]) == ref.Memory([], files).compile(sources=[SOURCE])
+
+
 # --- sources ---------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ use pyo3::types::{PyIterator, PyList, PyString};
 
 use super::attr::{self, Field};
 use super::strings::{native_of, repr, type_error, Strings};
+use crate::directories::{FileReads, SourceIds};
 use crate::git_memory::Reads;
 use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
 use crate::tree_view::TreeView;
@@ -105,7 +106,7 @@ pub fn git_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) 
                 value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
             }
         }
-        out.push(Block { label, value, description, limit: Int::Small(0), read_only: false });
+        out.push(Block { label, value, description, ..Block::unread() });
     }
     strings.list_end();
     Ok(out)
@@ -210,15 +211,37 @@ fn names_no_skill(label: &Bound<'_, PyAny>) -> bool {
             .is_ok_and(|s| !unsafe { native_of(s.as_ptr()) }.starts_with_ascii(SKILL_LABEL_PREFIX))
 }
 
-pub fn file_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<FileBlock<'s>>> {
+/// The file blocks as Letta's directories read them (`SourceIds::reads`): a `source_id`
+/// only while a source has an id, a whole block only when that id is a listed source's, and
+/// else a value only for the count of open files; what is not read is `""` (a limit `0`,
+/// not read-only, no source), so a bad field there is no error, as in Letta.
+pub fn file_blocks<'s, 'py>(
+    strings: &'s Strings<'py>,
+    list: &Bound<'py, PyAny>,
+    ids: &SourceIds<'_>,
+) -> PyResult<Vec<FileBlock<'s>>> {
     let (fields, source_id_field) = (BlockFields::new(strings.py()), Field::new(intern!(strings.py(), "source_id")));
     let mut out = Vec::with_capacity(list.len().unwrap_or(0));
     for (i, obj) in items(list)?.enumerate() {
-        let obj = obj?;
-        let block = block(strings, &fields, &obj, "file block", i)?;
-        let source_id = match strings.attr_opt(&obj, &source_id_field)? {
-            Some(id) => strings.optional_str(&id, || format!("{}: source_id", block_name("file block", i, &obj)))?,
-            None => None,
+        let obj = &obj?;
+        let field = |name: &'static str| move || format!("{}: {name}", block_name("file block", i, obj));
+        let source_id = match ids.reads_source_id() {
+            true => match strings.attr_opt(obj, &source_id_field)? {
+                Some(id) => strings.optional_str(&id, field("source_id"))?,
+                None => None,
+            },
+            false => None,
+        };
+        let block = match ids.reads(source_id.as_deref()) {
+            FileReads::Whole => block(strings, &fields, obj, "file block", i)?,
+            FileReads::Value => {
+                let value = match strings.attr_opt(obj, &fields.value)? {
+                    Some(v) => strings.chars_or_none(&v, field("value"))?,
+                    None => Chars::default(),
+                };
+                Block { value, ..Block::unread() }
+            }
+            FileReads::Nothing => Block::unread(),
         };
         out.push(FileBlock { block, source_id });
     }

@@ -13,6 +13,7 @@ use super::cache::{Cache, Inputs};
 use super::inputs;
 use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
 use crate::compile_cache::{self, Entry, Mode};
+use crate::directories::SourceIds;
 use crate::git_memory;
 use crate::memory;
 use crate::memory::Compile;
@@ -132,8 +133,10 @@ fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> Py
                 }
                 None => None,
             };
-            let file_blocks = inputs::file_blocks(strings, given.file_blocks)?;
-            (inputs::sources(strings, list)?, file_blocks, max_files_open)
+            let sources = inputs::sources(strings, list)?;
+            let file_blocks =
+                inputs::file_blocks(strings, given.file_blocks, &SourceIds::of(&sources, max_files_open.is_some()))?;
+            (sources, file_blocks, max_files_open)
         }
         _ => (Vec::new(), Vec::new(), None),
     };

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from letta_bridge import LettaMemory, assert_same, letta_block, letta_file_block, letta_kwargs, letta_memory, ref
-from strategies import MODES, blocks, client_skills, file_blocks, labels, memories, texts
+from strategies import MODES, blocks, client_skills, file_blocks, labels, memories, source, texts
 
 import memprompt as mp
 from memprompt.types import Block, ClientSkill
@@ -100,6 +100,46 @@ def test_memory_filesystem_reads_the_descriptions_letta_reads(memory_blocks, ski
         read[name] = log
     assert read["reference"] == read["memprompt"] == sorted(read["letta"])
     assert len(set(read["letta"])) == len(read["letta"])
+
+
+class _RecordedFile:
+    """A file block whose fields, when read, record the block's place and the field's name;
+    a field its block lacks is missing here too."""
+
+    def __init__(self, block, index: int, log: list[tuple[int, str]]) -> None:
+        fields = ("label", "value", "description", "limit", "read_only", "source_id")
+        self._fields = {name: getattr(block, name) for name in fields if hasattr(block, name)}
+        self._index, self._log = index, log
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._fields:
+            raise AttributeError(name)
+        self._log.append((self._index, name))
+        return self._fields[name]
+
+
+@given(
+    file_blocks(max_size=8),
+    st.lists(source(), min_size=1, max_size=3),
+    st.one_of(st.none(), st.integers(0, 5)),
+    st.sampled_from([None, "react_agent"]),
+)
+def test_directories_read_the_file_block_fields_letta_reads(memory_file_blocks, memory_sources, limit, agent_type):
+    """Which fields of which file blocks are read: the same as Letta's directories."""
+    kept = ref.Memory([], memory_file_blocks).file_blocks
+    render = LettaMemory._render_directories_react if agent_type else LettaMemory._render_directories_common
+    read = {}
+    for name in ("letta", "reference", "memprompt"):
+        log: list[tuple[int, str]] = []
+        files = [_RecordedFile(block, i, log) for i, block in enumerate(kept)]
+        if name == "letta":
+            render(SimpleNamespace(file_blocks=files), StringIO(), memory_sources, limit)
+        else:
+            memory = (ref if name == "reference" else mp).Memory([], files, agent_type=agent_type)
+            log.clear()  # the constructor reads every label, as Letta's validator does
+            memory.compile(sources=memory_sources, max_files_open=limit)
+        read[name] = set(log)
+    assert read["reference"] == read["memprompt"] == read["letta"]
 
 
 @given(file_blocks(max_size=10))

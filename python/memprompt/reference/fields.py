@@ -20,7 +20,12 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   blocks with a path part; the tree view every label, then (in list order) the
   description of each block it shows one for, by ``getattr(b, "description", None)``:
   files outside any ``system`` directory and the top-level skills; the skills
-  listing labels and the description of each skill's first block.
+  listing labels and the description of each skill's first block; the
+  directories, once the sources are read, a file block's ``source_id`` only
+  while a source has an id, the rest of it only when that id is a source's, and
+  else its value alone (``getattr(b, "value", None)``) when ``max_files_open``
+  is given. An error about a field read without the label names the label when
+  it is a str, else None.
   ``Memory(file_blocks=...)`` checks each file block's label when it drops the
   later blocks of a repeated label.
 - Sources: ``getattr`` of ``name`` (default ""), ``description`` and
@@ -176,14 +181,37 @@ def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
     if limit is not None and not isinstance(limit, int):
         raise _block_error(kind, index, label, "limit", "int or None", limit)
     read_only = bool(getattr(block, "read_only", False))
-    source_id = None
-    if kind == FILE_BLOCK:
-        source_id = _block_text(getattr(block, "source_id", None), kind, index, label, "source_id")
-    return BlockData(index, label, value, description, limit, read_only, source_id)
+    return BlockData(index, label, value, description, limit, read_only)
 
 
-def read_blocks(blocks: Any, kind: str = BLOCK) -> list[BlockData]:
-    return [read_block(block, index, kind) for index, block in enumerate(blocks)]
+def read_blocks(blocks: Any) -> list[BlockData]:
+    return [read_block(block, index) for index, block in enumerate(blocks)]
+
+
+def read_file_blocks(file_blocks: Any, sources: list[SourceData], counting: bool) -> list[BlockData]:
+    """The file blocks as Letta's directories read them: ``getattr(b, "source_id", None)``
+    only while a source has an id; the whole block only when that id is a source's; else
+    ``getattr(b, "value", None)`` alone when the open files are counted; else nothing."""
+    ids = {source.id for source in sources if source.id is not None}
+    read = []
+    for index, block in enumerate(file_blocks):
+        source_id = _file_text(block, index, "source_id") if ids else None
+        if source_id in ids:
+            read.append(read_block(block, index, FILE_BLOCK)._replace(source_id=source_id))
+        else:
+            value = _file_text(block, index, "value") if counting else None
+            read.append(BlockData(index, None, value, None, None, False, source_id))
+    return read
+
+
+def _file_text(block: Any, index: int, field: str) -> str | None:
+    """``getattr(block, field, None)`` of a file block whose label is not read: an error
+    names the label when it is a str, else None."""
+    value = getattr(block, field, None)
+    if not _is_text(value):
+        label = getattr(block, "label", None)
+        raise _block_error(FILE_BLOCK, index, label if isinstance(label, str) else None, field, "str or None", value)
+    return _text(value)
 
 
 def read_source(source: Any, index: int) -> SourceData:

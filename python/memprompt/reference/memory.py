@@ -11,12 +11,12 @@ from ..types import Compiled
 from .blocks import render_line_numbered, render_plain
 from .directories import first_of_each_label, render_directories
 from .fields import (
-    FILE_BLOCK,
     agent_type_name,
     check_max_files_open,
     read_blocks,
     read_client_skill,
     read_descriptions,
+    read_file_blocks,
     read_git_blocks,
     read_source,
     read_tool_usage_rules,
@@ -110,8 +110,8 @@ class Memory(BlockListMethods):
             pieces += [(None, "\n\n"), ("tool_usage_rules", rules)]
         if sources:
             check_max_files_open(max_files_open)
-            file_blocks = read_blocks(self.file_blocks, FILE_BLOCK)
             checked_sources = [read_source(source, index) for index, source in enumerate(sources)]
+            file_blocks = read_file_blocks(self.file_blocks, checked_sources, max_files_open is not None)
             directories = render_directories(file_blocks, checked_sources, max_files_open, react)
             pieces += [(None, "\n\n"), ("directories", directories.removeprefix("\n\n"))]
         return pieces

@@ -515,97 +515,109 @@ impl UnitsMut<'_> {
     }
 }
 
-/// Writes code units in place into a `str` allocated at its final length and width.
+/// Renders `r` into `units`, which must be exactly as long as `r`'s `Count`: the
+/// sink is made for the output's width, so that no piece asks it again.
+pub fn write_final(r: &(impl Render + ?Sized), units: UnitsMut<'_>) -> RenderResult<Vec<Section>> {
+    match units {
+        UnitsMut::One(u) => Wide::new(u).write(r),
+        UnitsMut::Two(u) => Wide::new(u).write(r),
+        UnitsMut::Four(u) => Wide::new(u).write(r),
+    }
+}
+
+/// A code unit of a final `str`, into which numbered lines of any narrower width are written.
+pub trait FinalUnit: Unit + From<u8> {
+    /// `write_numbered` of `src` into `dst`; `None` for a source wider than `Self` (a wrong count).
+    fn numbered(dst: &mut [Self], src: Units<'_>) -> Option<usize>;
+}
+
+impl FinalUnit for u8 {
+    fn numbered(dst: &mut [u8], src: Units<'_>) -> Option<usize> {
+        match src {
+            Units::One(s) => write_numbered(dst, s),
+            Units::Two(_) | Units::Four(_) => None,
+        }
+    }
+}
+
+impl FinalUnit for u16 {
+    fn numbered(dst: &mut [u16], src: Units<'_>) -> Option<usize> {
+        match src {
+            Units::One(s) => write_numbered(dst, s),
+            Units::Two(s) => write_numbered(dst, s),
+            Units::Four(_) => None,
+        }
+    }
+}
+
+impl FinalUnit for u32 {
+    fn numbered(dst: &mut [u32], src: Units<'_>) -> Option<usize> {
+        match src {
+            Units::One(s) => write_numbered(dst, s),
+            Units::Two(s) => write_numbered(dst, s),
+            Units::Four(s) => write_numbered(dst, s),
+        }
+    }
+}
+
+/// Writes code units in place into a `str` allocated at its final length and width `U`.
 /// Text that does not fit (a count that was wrong) marks the output broken instead
 /// of writing past it, and `finish` reports it.
-pub struct Wide<'a> {
-    units: UnitsMut<'a>,
+pub struct Wide<'a, U> {
+    units: &'a mut [U],
     at: usize,
     broken: bool,
     pub sections: Vec<Section>,
 }
 
-fn write_utf8<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
-    text::decode_into(text, dst.get_mut(at..)?)
-}
-
-#[inline]
-fn write_ascii<U: Unit>(dst: &mut [U], at: usize, text: &[u8]) -> Option<usize> {
-    U::copy_ascii(dst.get_mut(at..at.checked_add(text.len())?)?, text);
-    Some(text.len())
-}
-
-fn write_native<U: Unit>(dst: &mut [U], at: usize, text: Native<'_>) -> Option<usize> {
-    U::copy_units(dst.get_mut(at..)?, text.units)
-}
-
-impl<'a> Wide<'a> {
-    pub fn new(units: UnitsMut<'a>) -> Self {
+impl<'a, U: FinalUnit> Wide<'a, U> {
+    fn new(units: &'a mut [U]) -> Self {
         Wide { units, at: 0, broken: false, sections: Vec::new() }
     }
 
-    fn capacity(&self) -> usize {
-        match &self.units {
-            UnitsMut::One(u) => u.len(),
-            UnitsMut::Two(u) => u.len(),
-            UnitsMut::Four(u) => u.len(),
-        }
-    }
-
-    /// Renders `r` into `units`, which must be exactly as long as `r`'s `Count`.
-    pub fn write(r: &(impl Render + ?Sized), units: UnitsMut<'a>) -> RenderResult<Vec<Section>> {
-        let mut wide = Wide::new(units);
-        r.render(&mut wide)?;
-        wide.finish()
+    fn write(mut self, r: &(impl Render + ?Sized)) -> RenderResult<Vec<Section>> {
+        r.render(&mut self)?;
+        self.finish()
     }
 
     /// The sections, once every unit was written and nothing more.
-    pub fn finish(self) -> RenderResult<Vec<Section>> {
-        if self.broken || self.at != self.capacity() {
+    fn finish(self) -> RenderResult<Vec<Section>> {
+        if self.broken || self.at != self.units.len() {
             return Err(RenderError::Value("the output changed between measuring and writing it".into()));
         }
         Ok(self.sections)
     }
 
-    fn advance(&mut self, written: Option<usize>) {
-        match written {
+    /// Writes with `write` (given the units from the current place) unless broken.
+    #[inline(always)]
+    fn put(&mut self, write: impl FnOnce(&mut [U]) -> Option<usize>) {
+        if self.broken {
+            return;
+        }
+        match self.units.get_mut(self.at..).and_then(write) {
             Some(n) => self.at += n,
             None => self.broken = true,
         }
     }
 }
 
-impl Sink for Wide<'_> {
+impl<U: FinalUnit> Sink for Wide<'_, U> {
     #[inline]
     fn push(&mut self, text: &[u8]) {
-        if self.broken {
-            return;
-        }
-        let at = self.at;
-        let written = match &mut self.units {
-            UnitsMut::One(u) => write_utf8(u, at, text),
-            UnitsMut::Two(u) => write_utf8(u, at, text),
-            UnitsMut::Four(u) => write_utf8(u, at, text),
-        };
-        self.advance(written);
+        self.put(|dst| text::decode_into(text, dst));
     }
 
+    #[inline]
     fn push_native(&mut self, text: Native<'_>) {
-        self.push_units(text);
+        self.put(|dst| U::copy_units(dst, text.units));
     }
 
     #[inline]
     fn push_ascii(&mut self, text: &[u8]) {
-        if self.broken {
-            return;
-        }
-        let at = self.at;
-        let written = match &mut self.units {
-            UnitsMut::One(u) => write_ascii(u, at, text),
-            UnitsMut::Two(u) => write_ascii(u, at, text),
-            UnitsMut::Four(u) => write_ascii(u, at, text),
-        };
-        self.advance(written);
+        self.put(|dst| {
+            U::copy_ascii(dst.get_mut(..text.len())?, text);
+            Some(text.len())
+        });
     }
 
     fn len(&self) -> usize {
@@ -617,39 +629,10 @@ impl Sink for Wide<'_> {
     }
 
     fn numbered_lines(&mut self, text: Chars<'_>) {
-        let Chars::Native(native) = text else {
-            return numbered_lines_each(self, text);
-        };
-        if self.broken {
-            return;
+        match text {
+            Chars::Native(native) => self.put(|dst| U::numbered(dst, native.units)),
+            Chars::Utf8(_) => numbered_lines_each(self, text),
         }
-        let start = self.at;
-        let written = match (&mut self.units, native.units) {
-            (UnitsMut::One(d), Units::One(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
-            (UnitsMut::Two(d), Units::One(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
-            (UnitsMut::Two(d), Units::Two(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
-            (UnitsMut::Four(d), Units::One(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
-            (UnitsMut::Four(d), Units::Two(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
-            (UnitsMut::Four(d), Units::Four(s)) => d.get_mut(start..).and_then(|d| write_numbered(d, s)),
-            // A source wider than the output never fits (a wrong count): the output is marked broken.
-            _ => None,
-        };
-        self.advance(written);
-    }
-}
-
-impl Wide<'_> {
-    fn push_units(&mut self, text: Native<'_>) {
-        if self.broken {
-            return;
-        }
-        let at = self.at;
-        let written = match &mut self.units {
-            UnitsMut::One(u) => write_native(u, at, text),
-            UnitsMut::Two(u) => write_native(u, at, text),
-            UnitsMut::Four(u) => write_native(u, at, text),
-        };
-        self.advance(written);
     }
 }
 
@@ -685,7 +668,7 @@ impl Final {
             OwnedUnits::Two(u) => UnitsMut::Two(u),
             OwnedUnits::Four(u) => UnitsMut::Four(u),
         };
-        let sections = Wide::write(r, target)?;
+        let sections = write_final(r, target)?;
         Ok(Final { units, class: count.class, sections })
     }
 
@@ -1010,8 +993,8 @@ mod tests {
     fn a_wrong_count_is_an_error_not_a_panic() {
         let r = Mixed(b"abc", Native { units: Units::One(b""), class: Class::Ascii });
         let mut short = [0u8; 3];
-        assert!(Wide::write(&r, UnitsMut::One(&mut short)).is_err());
+        assert!(write_final(&r, UnitsMut::One(&mut short)).is_err());
         let mut long = [0u8; 30];
-        assert!(Wide::write(&r, UnitsMut::One(&mut long)).is_err());
+        assert!(write_final(&r, UnitsMut::One(&mut long)).is_err());
     }
 }

@@ -15,7 +15,7 @@ use pyo3::types::{PyBytes, PyString};
 
 use super::attr::Field;
 use crate::model::{Chars, Int, Text};
-use crate::out::{Count, Render, Section, UnitsMut, Wide};
+use crate::out::{write_final, Count, Render, Section, UnitsMut};
 use crate::text::{Class, Native, Units};
 use crate::trace::{Id, Trace};
 
@@ -407,7 +407,7 @@ fn render<'py, R: Render + Sync + ?Sized>(
     let count = Count::of(r).map_err(super::to_py_err)?;
     let (s, mut units) = new_str(py, count)?;
     let mut write = move || {
-        let sections = Wide::write(r, units.reborrow())?;
+        let sections = write_final(r, units.reborrow())?;
         Ok((sections, if hashed { crate::fingerprint::fingerprint_native(units.native(count.class)) } else { 0 }))
     };
     let written = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
@@ -437,7 +437,7 @@ pub fn render_strs<'py, R: Render + Sync>(
     }
     let written = py.detach(|| {
         crate::batch::map(&jobs, |job| match job.lock().ok().and_then(|mut j| j.take()) {
-            Some((r, units)) => Wide::write(r, units).map(drop),
+            Some((r, units)) => write_final(r, units).map(drop),
             None => Err(crate::error::RenderError::Value("a render was lost".into())),
         })
     });

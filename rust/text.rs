@@ -84,15 +84,16 @@ fn decode_last(s: &[u8]) -> (u32, usize) {
 /// Python's `str.strip()` with no argument.
 pub fn strip(s: &[u8]) -> &[u8] {
     let mut s = s;
-    while !s.is_empty() {
-        let (cp, n) = decode_first(s);
+    // An ASCII byte at either end is a whole code point: nothing to decode.
+    while let Some(&b) = s.first() {
+        let (cp, n) = if b < 0x80 { (u32::from(b), 1) } else { decode_first(s) };
         if !is_py_space(cp) {
             break;
         }
         s = &s[n..];
     }
-    while !s.is_empty() {
-        let (cp, n) = decode_last(s);
+    while let Some(&b) = s.last() {
+        let (cp, n) = if b < 0x80 { (u32::from(b), 1) } else { decode_last(s) };
         if !is_py_space(cp) {
             break;
         }
@@ -110,8 +111,7 @@ pub fn rstrip_newlines(s: &[u8]) -> &[u8] {
 /// Python's `s.strip().split("\n")[0].strip()`: the first line of a description.
 pub fn first_line(s: &[u8]) -> &[u8] {
     let s = strip(s);
-    let line = s.split(|&b| b == b'\n').next().unwrap_or(s);
-    strip(line)
+    strip(&s[..memchr::memchr(b'\n', s).unwrap_or(s.len())])
 }
 
 /// Python's `[p for p in s.split("/") if p]`: the non-empty path parts.
@@ -1109,6 +1109,40 @@ mod tests {
         // U+200B is not whitespace in Python (nor U+180E).
         assert_eq!(strip(&py("\u{200b}x")), "\u{200b}x".as_bytes());
         assert_eq!(strip(&py(" \t\n ")), b"");
+    }
+
+    #[test]
+    fn strip_reads_ascii_ends_as_decoding_does() {
+        // Every pair of ends from whitespace and not, one and more bytes, lone surrogates too.
+        let pieces: [&[u8]; 9] = [
+            b" ",
+            b"\t",
+            b"\x1c",
+            b"x",
+            "\u{85}".as_bytes(),
+            "\u{3000}".as_bytes(),
+            "\u{e9}".as_bytes(),
+            b"\xed\xa0\x80",
+            b"",
+        ];
+        let decoding = |mut s: &[u8]| {
+            while !s.is_empty() && is_py_space(decode_first(s).0) {
+                s = &s[decode_first(s).1..];
+            }
+            while !s.is_empty() && is_py_space(decode_last(s).0) {
+                s = &s[..s.len() - decode_last(s).1];
+            }
+            s.to_vec()
+        };
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let s = [a, b, b"y", c, a].concat();
+                    assert_eq!(strip(&s), decoding(&s), "{s:?}");
+                    assert_eq!(strip(&[a, b, c].concat()), decoding(&[a, b, c].concat()));
+                }
+            }
+        }
     }
 
     #[test]

@@ -148,6 +148,8 @@ pub fn render(out: &mut impl Sink, input: &CompileInput, react: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Chars, Int, Source, Text};
+    use crate::out::Out;
 
     #[test]
     fn file_blocks_are_read_as_letta_reads_them() {
@@ -172,8 +174,6 @@ mod tests {
             assert_eq!(none.reads(None), other);
         }
     }
-    use crate::model::{Chars, Int, Source, Text};
-    use crate::out::Out;
 
     fn text(s: &str) -> Text<'_> {
         Text::from(s.as_bytes())

@@ -526,7 +526,7 @@ pub fn write_final(r: &(impl Render + ?Sized), units: UnitsMut<'_>) -> RenderRes
 }
 
 /// A code unit of a final `str`, into which numbered lines of any narrower width are written.
-pub trait FinalUnit: Unit + From<u8> {
+trait FinalUnit: Unit + From<u8> {
     /// `write_numbered` of `src` into `dst`; `None` for a source wider than `Self` (a wrong count).
     fn numbered(dst: &mut [Self], src: Units<'_>) -> Option<usize>;
 }
@@ -563,11 +563,11 @@ impl FinalUnit for u32 {
 /// Writes code units in place into a `str` allocated at its final length and width `U`.
 /// Text that does not fit (a count that was wrong) marks the output broken instead
 /// of writing past it, and `finish` reports it.
-pub struct Wide<'a, U> {
+struct Wide<'a, U> {
     units: &'a mut [U],
     at: usize,
     broken: bool,
-    pub sections: Vec<Section>,
+    sections: Vec<Section>,
 }
 
 impl<'a, U: FinalUnit> Wide<'a, U> {

@@ -9,6 +9,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 /// Number of code points, as Python's `len(str)`.
 pub fn char_len(s: &[u8]) -> usize {
@@ -570,8 +572,13 @@ macro_rules! encode_groups_avx2 {
         fn encode_groups(units: &[Self], buf: &mut [u8]) -> (usize, usize) {
             #[cfg(target_arch = "x86_64")]
             if avx2::available() {
-                // SAFETY: the CPU has what `avx2` needs.
-                return unsafe { avx2::encode_groups(units, buf) };
+                // SAFETY: the CPU has what `avx2` needs, and what `avx512` needs when it says so.
+                return unsafe {
+                    match avx512::available() {
+                        true => avx2::encode_groups::<_, true>(units, buf),
+                        false => avx2::encode_groups::<_, false>(units, buf),
+                    }
+                };
             }
             let _ = (units, buf);
             (0, 0)
@@ -1274,11 +1281,10 @@ mod tests {
         out
     }
 
-    #[test]
-    fn wide_units_encode_alone_few_or_many_at_every_place() {
-        // Code points of every UTF-8 length and at each length's edges, lone surrogates
-        // among them: one at every place of the first groups of texts that end around a
-        // group's end (where what follows a unit is short), then texts of every density.
+    /// Code points of every UTF-8 length and at each length's edges, lone surrogates among
+    /// them: one at every place of the first groups of texts that end around a group's end
+    /// (where what follows a unit is short), then texts of every density.
+    fn encoding_texts() -> Vec<Vec<u32>> {
         const POOL: [u32; 13] =
             [0, 0x7F, 0x80, 0xE9, 0x7FF, 0x800, 0x2192, 0xD800, 0xDFFF, 0xFFFF, 0x1_0000, 0x1F600, 0x10_FFFF];
         let mut texts: Vec<Vec<u32>> = Vec::new();
@@ -1309,23 +1315,80 @@ mod tests {
                 texts.push(text);
             }
         }
-        for text in &texts {
+        texts
+    }
+
+    /// `text` in each width that holds it.
+    fn natives(text: &[u32], one: &mut Vec<u8>, two: &mut Vec<u16>) -> Vec<Class> {
+        let mut classes = vec![Class::Ucs4];
+        if let Some(narrow) = text.iter().map(|&cp| u16::try_from(cp).ok()).collect::<Option<Vec<u16>>>() {
+            (*two, classes) = (narrow, vec![Class::Ucs4, Class::Ucs2]);
+        }
+        if let Some(narrow) = text.iter().map(|&cp| u8::try_from(cp).ok()).collect::<Option<Vec<u8>>>() {
+            *one = narrow;
+            classes.push(Class::Latin1);
+        }
+        classes
+    }
+
+    #[test]
+    fn wide_units_encode_alone_few_or_many_at_every_place() {
+        for text in &encoding_texts() {
             let expected = surrogatepass(text);
-            let one: Option<Vec<u8>> = text.iter().map(|&cp| u8::try_from(cp).ok()).collect();
-            let two: Option<Vec<u16>> = text.iter().map(|&cp| u16::try_from(cp).ok()).collect();
-            let mut natives = vec![Native { units: Units::Four(text), class: Class::Ucs4 }];
-            if let Some(two) = &two {
-                natives.push(Native { units: Units::Two(two), class: Class::Ucs2 });
-            }
-            if let Some(one) = &one {
-                natives.push(Native { units: Units::One(one), class: Class::Latin1 });
-            }
-            for native in natives {
+            let (mut one, mut two) = (Vec::new(), Vec::new());
+            for class in natives(text, &mut one, &mut two) {
+                let units = match class {
+                    Class::Ucs4 => Units::Four(text),
+                    Class::Ucs2 => Units::Two(&two),
+                    _ => Units::One(&one),
+                };
+                let native = Native { units, class };
                 for size in [ENCODE_ROOM, 200, 333, 4096] {
                     let (mut utf8, mut buf) = (Vec::new(), vec![0u8; size]);
                     let rest = native.utf8_chunks(&mut buf, |c| utf8.extend_from_slice(c));
                     utf8.extend_from_slice(&buf[..rest]);
                     assert!(utf8 == expected, "{text:x?} in a buffer of {size}");
+                }
+            }
+        }
+    }
+
+    /// The AVX2 group encoder with and without its AVX-512 groups, each where the CPU has
+    /// it: `utf8_chunks` above takes only the one this CPU chooses.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn group_encoders_encode_as_utf8() {
+        type Encoder<T> = unsafe fn(&[T], &mut [u8]) -> (usize, usize);
+        fn check<T: avx2::Wide>(units: &[T], expected: &[u8]) {
+            let mut buf = vec![0u8; 4 * units.len() + 4096];
+            let mut encoders: Vec<(&str, Encoder<T>)> = Vec::new();
+            if avx2::available() {
+                encoders.push(("avx2", avx2::encode_groups::<T, false>));
+                if avx512::available() {
+                    encoders.push(("avx512", avx2::encode_groups::<T, true>));
+                }
+            }
+            for (name, encoder) in encoders {
+                // SAFETY: the CPU has what the encoder needs (asked above).
+                let (read, written) = unsafe { encoder(units, &mut buf) };
+                let cps: Vec<u32> = units[..read].iter().map(|&u| u.into()).collect();
+                assert!(
+                    units.len() - read < avx2::GROUP,
+                    "{name} left {} of {} units",
+                    units.len() - read,
+                    units.len()
+                );
+                assert!(buf[..written] == surrogatepass(&cps) && expected.starts_with(&buf[..written]), "{name}");
+            }
+        }
+        for text in &encoding_texts() {
+            let expected = surrogatepass(text);
+            let (mut one, mut two) = (Vec::new(), Vec::new());
+            for class in natives(text, &mut one, &mut two) {
+                match class {
+                    Class::Ucs4 => check(text, &expected),
+                    Class::Ucs2 => check(&two, &expected),
+                    _ => check(&one, &expected),
                 }
             }
         }

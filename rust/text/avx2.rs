@@ -4,10 +4,10 @@
 
 use std::arch::x86_64::*;
 
-use super::{encode, utf8_word, CodeUnit};
+use super::{avx512, encode, utf8_word, CodeUnit};
 
 /// Units encoded at once.
-const GROUP: usize = 32;
+pub const GROUP: usize = 32;
 
 /// Output room a group needs: four bytes a unit, and a whole 32-byte store past the last.
 const ROOM: usize = 5 * GROUP;
@@ -38,6 +38,12 @@ pub trait Wide: CodeUnit {
     /// # Safety
     /// AVX2 is available.
     unsafe fn eight_below_0x10000(units: &[Self]) -> Option<__m256i>;
+
+    /// The 16 units at `p` in 32-bit lanes.
+    ///
+    /// # Safety
+    /// AVX-512F is available, and `p` points to 16 readable units.
+    unsafe fn sixteen(p: *const Self) -> __m512i;
 }
 
 impl Wide for u8 {
@@ -56,6 +62,11 @@ impl Wide for u8 {
     unsafe fn eight_below_0x10000(units: &[u8]) -> Option<__m256i> {
         let eight = units.first_chunk::<8>()?;
         Some(_mm256_cvtepu8_epi32(_mm_loadl_epi64(eight.as_ptr().cast())))
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn sixteen(p: *const u8) -> __m512i {
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(p.cast()))
     }
 }
 
@@ -81,6 +92,11 @@ impl Wide for u16 {
     unsafe fn eight_below_0x10000(units: &[u16]) -> Option<__m256i> {
         let eight = units.first_chunk::<8>()?;
         Some(_mm256_cvtepu16_epi32(_mm_loadu_si128(eight.as_ptr().cast())))
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn sixteen(p: *const u16) -> __m512i {
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(p.cast()))
     }
 }
 
@@ -112,6 +128,11 @@ impl Wide for u32 {
         let x = _mm256_loadu_si256(units.first_chunk::<8>()?.as_ptr().cast());
         (_mm256_testz_si256(x, _mm256_set1_epi32(!0xFFFF)) == 1).then_some(x)
     }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn sixteen(p: *const u32) -> __m512i {
+        _mm512_loadu_si512(p.cast())
+    }
 }
 
 /// Whether every byte of `bytes` is ASCII, 128 bytes a test.
@@ -133,12 +154,14 @@ pub unsafe fn is_ascii(bytes: &[u8]) -> bool {
 
 /// Encodes whole groups of `units` as surrogatepass UTF-8 into `buf` while it has room for
 /// one more: the units read and the bytes written. Two groups are tested at once, so that
-/// a run of ASCII costs one branch for 64 units.
+/// a run of ASCII costs one branch for 64 units. With `AVX512`, a group holding two or
+/// more units that are not ASCII is encoded by `avx512::encode_group`.
 ///
 /// # Safety
-/// AVX2, BMI1 and POPCNT are available (`available`).
+/// AVX2, BMI1 and POPCNT are available (`available`), and with `AVX512` what `avx512` needs
+/// (`avx512::available`).
 #[target_feature(enable = "avx2,bmi1,popcnt")]
-pub unsafe fn encode_groups<T: Wide>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
+pub unsafe fn encode_groups<T: Wide, const AVX512: bool>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
     let (src, dst) = (units.as_ptr(), buf.as_mut_ptr());
     let (mut i, mut n) = (0, 0);
     // SAFETY (each group): the loop conditions keep its units inside `units` and its
@@ -151,15 +174,15 @@ pub unsafe fn encode_groups<T: Wide>(units: &[T], buf: &mut [u8]) -> (usize, usi
             (i, n) = (i + 2 * GROUP, n + 2 * GROUP);
             continue;
         }
-        n += if first_ascii { GROUP } else { not_ascii(units, i, first, dst.add(n)) };
+        n += if first_ascii { GROUP } else { not_ascii::<T, AVX512>(units, i, first, dst.add(n)) };
         _mm256_storeu_si256(dst.add(n).cast(), second);
-        n += if second_ascii { GROUP } else { not_ascii(units, i + GROUP, second, dst.add(n)) };
+        n += if second_ascii { GROUP } else { not_ascii::<T, AVX512>(units, i + GROUP, second, dst.add(n)) };
         i += 2 * GROUP;
     }
     while i + GROUP <= units.len() && n + ROOM <= buf.len() {
         let (bytes, ascii) = T::narrow(src.add(i));
         _mm256_storeu_si256(dst.add(n).cast(), bytes);
-        n += if ascii { GROUP } else { not_ascii(units, i, bytes, dst.add(n)) };
+        n += if ascii { GROUP } else { not_ascii::<T, AVX512>(units, i, bytes, dst.add(n)) };
         i += GROUP;
     }
     (i, n)
@@ -172,7 +195,7 @@ pub unsafe fn encode_groups<T: Wide>(units: &[T], buf: &mut [u8]) -> (usize, usi
 /// As `encode_groups`; the group is inside `units`, and `ROOM` bytes from `out` are writable.
 #[inline]
 #[target_feature(enable = "avx2,bmi1,popcnt")]
-unsafe fn not_ascii<T: Wide>(units: &[T], i: usize, bytes: __m256i, out: *mut u8) -> usize {
+unsafe fn not_ascii<T: Wide, const AVX512: bool>(units: &[T], i: usize, bytes: __m256i, out: *mut u8) -> usize {
     let src = units.as_ptr().add(i);
     let mask = T::non_ascii(src);
     match one_of_two_or_three_bytes(units, i, mask) {
@@ -183,7 +206,9 @@ unsafe fn not_ascii<T: Wide>(units: &[T], i: usize, bytes: __m256i, out: *mut u8
             _mm256_storeu_si256(out.add(at + len).cast(), T::narrow(src.add(at + 1)).0);
             GROUP - 1 + len
         }
-        None => few_or_many(&*src.cast::<[T; GROUP]>(), bytes, mask, std::slice::from_raw_parts_mut(out, ROOM)),
+        None => {
+            few_or_many::<T, AVX512>(&*src.cast::<[T; GROUP]>(), bytes, mask, std::slice::from_raw_parts_mut(out, ROOM))
+        }
     }
 }
 
@@ -208,12 +233,24 @@ fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> O
 /// a group with more is encoded eight units at a time (`encode_eight`).
 const FEW: u32 = 4;
 
+/// With AVX-512 (VBMI2), a group with more than this many is encoded by it: measured
+/// cheaper from two units up (co-3's groups of two to four arrows), dearer for one.
+const FEW_AVX512: u32 = 1;
+
 /// A group holding units that are not ASCII (bit `k` of `mask` for unit `k`), its narrowed
 /// `bytes` stored at the start of `out` (`ROOM` long) already. The bytes written.
 /// Not inlined, so that the loop of groups keeps its registers.
 #[inline(never)]
 #[target_feature(enable = "avx2,bmi1,popcnt")]
-unsafe fn few_or_many<T: Wide>(group: &[T; GROUP], bytes: __m256i, mut mask: u32, out: &mut [u8]) -> usize {
+unsafe fn few_or_many<T: Wide, const AVX512: bool>(
+    group: &[T; GROUP],
+    bytes: __m256i,
+    mut mask: u32,
+    out: &mut [u8],
+) -> usize {
+    if AVX512 && mask.count_ones() > FEW_AVX512 {
+        return avx512::encode_group(group, out);
+    }
     if mask.count_ones() > FEW {
         return dense(group, out);
     }

@@ -33,11 +33,11 @@ pub trait Wide: CodeUnit {
     /// As `narrow`.
     unsafe fn non_ascii(p: *const Self) -> u32;
 
-    /// Eight units (the first eight of `units`) in 32-bit lanes, when all are below U+10000.
+    /// The 8 units at `p` in 32-bit lanes.
     ///
     /// # Safety
-    /// AVX2 is available.
-    unsafe fn eight_below_0x10000(units: &[Self]) -> Option<__m256i>;
+    /// AVX2 is available, and `p` points to 8 readable units.
+    unsafe fn eight(p: *const Self) -> __m256i;
 
     /// The 16 units at `p` in 32-bit lanes.
     ///
@@ -59,9 +59,8 @@ impl Wide for u8 {
     }
 
     #[target_feature(enable = "avx2")]
-    unsafe fn eight_below_0x10000(units: &[u8]) -> Option<__m256i> {
-        let eight = units.first_chunk::<8>()?;
-        Some(_mm256_cvtepu8_epi32(_mm_loadl_epi64(eight.as_ptr().cast())))
+    unsafe fn eight(p: *const u8) -> __m256i {
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.cast()))
     }
 
     #[target_feature(enable = "avx512f")]
@@ -89,9 +88,8 @@ impl Wide for u16 {
     }
 
     #[target_feature(enable = "avx2")]
-    unsafe fn eight_below_0x10000(units: &[u16]) -> Option<__m256i> {
-        let eight = units.first_chunk::<8>()?;
-        Some(_mm256_cvtepu16_epi32(_mm_loadu_si128(eight.as_ptr().cast())))
+    unsafe fn eight(p: *const u16) -> __m256i {
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast()))
     }
 
     #[target_feature(enable = "avx512f")]
@@ -124,9 +122,8 @@ impl Wide for u32 {
     }
 
     #[target_feature(enable = "avx2")]
-    unsafe fn eight_below_0x10000(units: &[u32]) -> Option<__m256i> {
-        let x = _mm256_loadu_si256(units.first_chunk::<8>()?.as_ptr().cast());
-        (_mm256_testz_si256(x, _mm256_set1_epi32(!0xFFFF)) == 1).then_some(x)
+    unsafe fn eight(p: *const u32) -> __m256i {
+        _mm256_loadu_si256(p.cast())
     }
 
     #[target_feature(enable = "avx512f")]
@@ -271,45 +268,59 @@ unsafe fn few_or_many<T: Wide, const AVX512: bool>(
 /// A group with many units that are not ASCII, encoded eight at a time into `out` (`ROOM` long).
 #[target_feature(enable = "avx2")]
 unsafe fn dense<T: Wide>(group: &[T; GROUP], out: &mut [u8]) -> usize {
-    (0..GROUP / 8).fold(0, |n, k| n + encode_eight(&group[8 * k..8 * k + 8], &mut out[n..]))
+    (0..GROUP / 8).fold(0, |n, k| {
+        let x = T::eight(group[8 * k..].as_ptr());
+        n + match _mm256_testz_si256(x, _mm256_set1_epi32(!0xFFFF)) == 1 {
+            true => encode_eight::<false>(x, &mut out[n..]),
+            false => encode_eight::<true>(x, &mut out[n..]),
+        }
+    })
 }
 
-/// Eight units as UTF-8 at the start of `out` (at least 48 bytes): the bytes written. Below
-/// U+10000 (surrogates included, as `surrogatepass` writes them) each unit's one, two or
-/// three bytes are made in a 32-bit lane at once and the lanes packed together by one
-/// shuffle a half; eight that hold a wider code point are encoded one by one.
+/// Eight units, the lanes of `x`, as UTF-8 at the start of `out` (at least 32 bytes): the
+/// bytes written. Each unit's one to four bytes (a surrogate's three, as `surrogatepass`
+/// writes them) are made in its lane at once and the lanes packed by one shuffle a half;
+/// the work for four bytes is done only when `FOUR` says a unit may take them.
+#[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn encode_eight<T: Wide>(units: &[T], out: &mut [u8]) -> usize {
-    let Some(x) = T::eight_below_0x10000(units) else {
-        return units.iter().fold(0, |n, &u| n + encode(u.into(), &mut out[n..]));
-    };
+unsafe fn encode_eight<const FOUR: bool>(x: __m256i, out: &mut [u8]) -> usize {
     let set = |v: i32| _mm256_set1_epi32(v);
-    let last = _mm256_or_si256(_mm256_and_si256(x, set(0x3F)), set(0x80));
-    let middle = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32::<6>(x), set(0x3F)), set(0x80));
+    let continuation = |bits: __m256i| _mm256_or_si256(_mm256_and_si256(bits, set(0x3F)), set(0x80));
+    let (last, middle) = (continuation(x), continuation(_mm256_srli_epi32::<6>(x)));
     let two = _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32::<6>(x), set(0xC0)), _mm256_slli_epi32::<8>(last));
     let three = _mm256_or_si256(
         _mm256_or_si256(_mm256_srli_epi32::<12>(x), set(0xE0)),
         _mm256_or_si256(_mm256_slli_epi32::<8>(middle), _mm256_slli_epi32::<16>(last)),
     );
     let (wide, wider) = (_mm256_cmpgt_epi32(x, set(0x7F)), _mm256_cmpgt_epi32(x, set(0x7FF)));
-    let lanes = _mm256_blendv_epi8(_mm256_blendv_epi8(x, two, wide), three, wider);
-    let (two_bits, three_bits) = (
-        _mm256_movemask_ps(_mm256_castsi256_ps(wide)) as usize,
-        _mm256_movemask_ps(_mm256_castsi256_ps(wider)) as usize,
-    );
-    let (low, high) = ((two_bits & 0xF) | (three_bits & 0xF) << 4, (two_bits >> 4) | (three_bits >> 4) << 4);
-    let shuffle = _mm256_loadu2_m128i(PACK[high].as_ptr().cast(), PACK[low].as_ptr().cast());
+    let mut lanes = _mm256_blendv_epi8(_mm256_blendv_epi8(x, two, wide), three, wider);
+    let bits = |v: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(v)) as usize;
+    // A lane's bytes less one, two bits a lane: the masks nest, so the low bit is their parity.
+    let (mut low, high) = (bits(wide) ^ bits(wider), bits(wider));
+    if FOUR {
+        let first = continuation(_mm256_srli_epi32::<12>(x));
+        let four = _mm256_or_si256(
+            _mm256_or_si256(_mm256_or_si256(_mm256_srli_epi32::<18>(x), set(0xF0)), _mm256_slli_epi32::<8>(first)),
+            _mm256_or_si256(_mm256_slli_epi32::<16>(middle), _mm256_slli_epi32::<24>(last)),
+        );
+        let widest = _mm256_cmpgt_epi32(x, set(0xFFFF));
+        lanes = _mm256_blendv_epi8(lanes, four, widest);
+        low ^= bits(widest);
+    }
+    let index = |half: usize| (low >> (4 * half) & 0xF) | (high >> (4 * half) & 0xF) << 4;
+    let (first_half, second_half) = (index(0), index(1));
+    let shuffle = _mm256_loadu2_m128i(PACK[second_half].as_ptr().cast(), PACK[first_half].as_ptr().cast());
     let packed = _mm256_shuffle_epi8(lanes, shuffle);
-    let (low_len, high_len) = (usize::from(PACK_LEN[low]), usize::from(PACK_LEN[high]));
-    // Each half's 16 bytes, the second's from where the first's used ones end (at most 12 in).
-    let out = &mut out[..48];
+    let (first_len, second_len) = (usize::from(PACK_LEN[first_half]), usize::from(PACK_LEN[second_half]));
+    // Each half's 16 bytes, the second's from where the first's used ones end.
+    let out = &mut out[..32];
     _mm_storeu_si128(out.as_mut_ptr().cast(), _mm256_castsi256_si128(packed));
-    _mm_storeu_si128(out[low_len..].as_mut_ptr().cast(), _mm256_extracti128_si256::<1>(packed));
-    low_len + high_len
+    _mm_storeu_si128(out[first_len..].as_mut_ptr().cast(), _mm256_extracti128_si256::<1>(packed));
+    first_len + second_len
 }
 
-/// For four 32-bit lanes of one, two or three UTF-8 bytes each (bit `j` of the index: lane
-/// `j` has two or more; bit `j + 4`: three), the shuffle that packs their bytes together.
+/// For four 32-bit lanes of one to four UTF-8 bytes each (lane `j`'s bytes less one is bit
+/// `j` of the index plus twice bit `j + 4`), the shuffle that packs their bytes together.
 const PACK: [[u8; 16]; 256] = {
     let mut table = [[0x80u8; 16]; 256];
     let mut index = 0;
@@ -317,7 +328,7 @@ const PACK: [[u8; 16]; 256] = {
         let mut n = 0;
         let mut lane = 0;
         while lane < 4 {
-            let len = 1 + (index >> lane & 1) + (index >> (lane + 4) & 1);
+            let len = 1 + (index >> lane & 1) + 2 * (index >> (lane + 4) & 1);
             let mut k = 0;
             while k < len {
                 table[index][n] = (4 * lane + k) as u8;
@@ -337,7 +348,7 @@ const PACK_LEN: [u8; 256] = {
     while index < 256 {
         let mut lane = 0;
         while lane < 4 {
-            lens[index] += (1 + (index >> lane & 1) + (index >> (lane + 4) & 1)) as u8;
+            lens[index] += (1 + (index >> lane & 1) + 2 * (index >> (lane + 4) & 1)) as u8;
             lane += 1;
         }
         index += 1;

@@ -54,3 +54,36 @@ def test_latin1_with_ascii_blocks_hashed_in_place():
 def test_any_text(pieces):
     text = "".join(pieces)
     assert mp.fingerprint(text) == expected(text)
+
+
+#: Code points at each UTF-8 length's edges, lone surrogates and NUL: text drawn from these
+#: alone is dense, so that most groups of 32 units hold several that are not ASCII.
+DENSE = (
+    "a",
+    "\x00",
+    "\x7f",
+    "\x80",
+    "\u00ff",
+    "\u07ff",
+    "\u0800",
+    "\u2192",
+    "\ud800",
+    "\udfff",
+    "\uffff",
+    "\U00010000",
+    "\U0001f600",
+    "\U0010ffff",
+)
+
+
+@given(st.data())
+def test_dense_text_of_every_width(data):
+    """Groups of many units that are not ASCII, of one to four bytes each, encoded by SIMD lanes:
+    text from a few of those code points (some pools only Latin-1 or only UCS-2, ASCII as often
+    as the pool holds "a"), as it is, with U+10000 after it (a 4-byte str) and after U+0100."""
+    pool = data.draw(st.lists(st.sampled_from(DENSE), min_size=1, max_size=5))
+    # Long enough for whole groups: Hypothesis alone draws mostly short lists.
+    length, rnd = data.draw(st.integers(0, 3000)), data.draw(st.randoms(use_true_random=False))
+    text = "".join(rnd.choices(pool, k=length))
+    for s in (text, text + "\U00010000", "\u0100" + text):
+        assert mp.fingerprint(s) == expected(s)

@@ -32,11 +32,9 @@ pub unsafe fn encode_group<T: Wide>(group: &[T; GROUP], out: &mut [u8]) -> usize
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,bmi2,popcnt")]
 unsafe fn encode_sixteen(x: __m512i, out: &mut [u8]) -> usize {
     let set = _mm512_set1_epi32;
-    let continuation = |shift: u32| {
-        let bits = _mm512_srlv_epi32(x, set(shift as i32));
-        _mm512_or_si512(_mm512_and_si512(bits, set(0x3F)), set(0x80))
-    };
-    let (last, middle, first) = (continuation(0), continuation(6), continuation(12));
+    let continuation = |bits: __m512i| _mm512_or_si512(_mm512_and_si512(bits, set(0x3F)), set(0x80));
+    let (last, middle, first) =
+        (continuation(x), continuation(_mm512_srli_epi32::<6>(x)), continuation(_mm512_srli_epi32::<12>(x)));
     let two = _mm512_or_si512(_mm512_or_si512(_mm512_srli_epi32::<6>(x), set(0xC0)), _mm512_slli_epi32::<8>(last));
     let three = _mm512_or_si512(
         _mm512_or_si512(_mm512_srli_epi32::<12>(x), set(0xE0)),

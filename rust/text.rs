@@ -144,16 +144,15 @@ impl PathParts<'_> {
                 // The end of the text ends the last part, once.
                 return (self.from <= len).then_some(len);
             }
-            let rest = &self.s[self.scanned..];
-            let mut padded = [0u8; CHUNK];
-            let chunk = match rest.first_chunk::<CHUNK>() {
-                Some(chunk) => chunk,
-                None => {
-                    padded[..rest.len()].copy_from_slice(rest);
-                    &padded
-                }
+            // Past the last whole chunk, the text's last chunk is searched again, the bits of
+            // units searched already shifted out, and a text shorter than a chunk a byte at a
+            // time: a copy into a zeroed chunk, read back at once, would wait on its stores.
+            let slashes = match (self.s.get(self.scanned..).and_then(<[u8]>::first_chunk), self.s.last_chunk()) {
+                (Some(chunk), _) => u8::equal_in_chunk(chunk, b'/'),
+                (None, Some(last)) => u8::equal_in_chunk(last, b'/') >> (self.scanned + CHUNK - len),
+                (None, None) => self.s.iter().rev().fold(0, |bits, &b| bits << 1 | u32::from(b == b'/')),
             };
-            (self.chunk, self.slashes) = (self.scanned, u8::equal_in_chunk(chunk, b'/'));
+            (self.chunk, self.slashes) = (self.scanned, slashes);
             self.scanned += CHUNK;
         }
         let at = self.chunk + self.slashes.trailing_zeros() as usize;

@@ -396,12 +396,23 @@ pub(crate) mod support {
     /// The first eight bytes of `a` then `b`, zero-padded, as a big-endian number: when
     /// two names' heads differ, they order the names as a byte comparison would.
     pub(crate) fn sort_head(a: &[u8], b: &[u8]) -> u64 {
-        let mut head = [0u8; 8];
-        let n = a.len().min(8);
-        head[..n].copy_from_slice(&a[..n]);
-        let m = b.len().min(8 - n);
-        head[n..n + m].copy_from_slice(&b[..m]);
-        u64::from_be_bytes(head)
+        let head = head_of(a);
+        match a.len() {
+            0..8 => head | head_of(b) >> (8 * a.len()),
+            _ => head,
+        }
+    }
+
+    /// The first eight bytes of `s`, zero-padded, as a big-endian number, read in place: a
+    /// copy into a zeroed buffer read back at once stalls (its load waits on the stores).
+    fn head_of(s: &[u8]) -> u64 {
+        let word = |at: usize| u32::from_be_bytes(s[at..at + 4].try_into().expect("four bytes"));
+        match s.len() {
+            8.. => u64::from_be_bytes(s[..8].try_into().expect("eight bytes")),
+            // Two words that may overlap: the first four bytes, and the last four shifted to end where `s` does.
+            n @ 4..8 => u64::from(word(0)) << 32 | u64::from(word(n - 4)) << (8 * (8 - n)),
+            _ => s.iter().enumerate().fold(0, |head, (k, &b)| head | u64::from(b) << (56 - 8 * k)),
+        }
     }
 
     /// `items` grouped by bucket (a counting sort), each group then sorted with `cmp`, stably
@@ -938,5 +949,17 @@ mod tests {
             }
         }
         assert_eq!(sort_head(b"ab", b".md"), sort_head(b"ab.md", b""));
+    }
+
+    #[test]
+    fn sort_head_is_the_padded_bytes() {
+        let bytes: Vec<u8> = (0..20u8).map(|k| k.wrapping_mul(97) ^ 0xA5).collect();
+        for a in 0..=bytes.len() {
+            for b in 0..=10 {
+                let joined: Vec<u8> = bytes[..a].iter().chain(&bytes[3..3 + b]).copied().chain([0; 8]).collect();
+                let padded = u64::from_be_bytes(joined[..8].try_into().unwrap());
+                assert_eq!(sort_head(&bytes[..a], &bytes[3..3 + b]), padded, "{a} {b}");
+            }
+        }
     }
 }

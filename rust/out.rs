@@ -471,7 +471,7 @@ impl Sink for Count {
             Chars::Native(n) => (n.len(), n.class, n.count_newlines()),
             Chars::Utf8(utf8) => {
                 let (chars, class) = text::measure(utf8);
-                (chars, class, memchr::memchr_iter(b'\n', utf8).count())
+                (chars, class, u8::count_newlines(utf8))
             }
         };
         let lines = newlines + 1;

@@ -565,6 +565,20 @@ pub trait CodeUnit: Copy + Into<u32> {
     }
 }
 
+/// `CodeUnit::count_newlines` by AVX2 where the CPU has it.
+macro_rules! count_newlines_avx2 {
+    () => {
+        fn count_newlines(units: &[Self]) -> usize {
+            #[cfg(target_arch = "x86_64")]
+            if avx2::available() {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { avx2::count(units, b'\n') };
+            }
+            count_in_lanes(units, 0x0A)
+        }
+    };
+}
+
 /// `CodeUnit::encode_groups` for a width that AVX2 encodes.
 macro_rules! encode_groups_avx2 {
     () => {
@@ -720,9 +734,7 @@ impl CodeUnit for u8 {
     fn find_newline(units: &[Self]) -> Option<usize> {
         memchr::memchr(b'\n', units)
     }
-    fn count_newlines(units: &[Self]) -> usize {
-        memchr::memchr_iter(b'\n', units).count()
-    }
+    count_newlines_avx2!();
     chunk_masks!(one, narrow_one);
     encode_groups_avx2!();
 }
@@ -731,9 +743,7 @@ impl CodeUnit for u16 {
     fn find_newline(units: &[Self]) -> Option<usize> {
         find_unit(units, b'\n')
     }
-    fn count_newlines(units: &[Self]) -> usize {
-        count_in_lanes(units, 0x0A)
-    }
+    count_newlines_avx2!();
     chunk_masks!(two, narrow_two);
     encode_groups_avx2!();
 }
@@ -742,9 +752,7 @@ impl CodeUnit for u32 {
     fn find_newline(units: &[Self]) -> Option<usize> {
         find_unit(units, b'\n')
     }
-    fn count_newlines(units: &[Self]) -> usize {
-        count_in_lanes(units, 0x0A)
-    }
+    count_newlines_avx2!();
     chunk_masks!(four, narrow_four);
     encode_groups_avx2!();
 }
@@ -985,6 +993,30 @@ mod tests {
         assert_eq!(char_len("a\u{e9}\u{1F600}".as_bytes()), 3);
         // A lone surrogate, as surrogatepass encodes it, is one code point.
         assert_eq!(char_len(&[b'a', 0xED, 0xA0, 0x80]), 2);
+    }
+
+    #[test]
+    fn newlines_are_counted_in_every_width() {
+        // Runs of newlines long enough to fill a byte lane past 255 (every step matching),
+        // sparse ones, and every length around a group and the 255-step blocks.
+        let block = 255 * 32;
+        let mut texts: Vec<Vec<u32>> =
+            (0..70).map(|n| (0..n).map(|i| if i % 3 == 0 { 0x0A } else { 0x61 }).collect()).collect();
+        for len in [block - 1, block, block + 1, 2 * block + 37, 5 * block + 31] {
+            texts.push(vec![0x0A; len]);
+            texts.push((0..len as u32).map(|i| [0x0A, 0x0B, 0x8A, 0x10A, 0x0A0A][(i as usize * 7) % 5]).collect());
+        }
+        for text in &texts {
+            let expected = text.iter().filter(|&&cp| cp == 0x0A).count();
+            for units in in_every_width(text) {
+                let counted = match &units {
+                    OwnedUnits::Four(u) => u32::count_newlines(u),
+                    OwnedUnits::Two(u) => u16::count_newlines(u),
+                    OwnedUnits::One(u) => u8::count_newlines(u),
+                };
+                assert_eq!(counted, expected, "{} units", text.len());
+            }
+        }
     }
 
     #[test]

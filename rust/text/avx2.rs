@@ -33,6 +33,13 @@ pub trait Wide: CodeUnit {
     /// As `narrow`.
     unsafe fn non_ascii(p: *const Self) -> u32;
 
+    /// For the 32 units at `p`, 32 bytes (in any order) that are `0xFF` where a unit is
+    /// `ascii` and 0 elsewhere.
+    ///
+    /// # Safety
+    /// As `narrow`.
+    unsafe fn equal(p: *const Self, ascii: u8) -> __m256i;
+
     /// The 8 units at `p` in 32-bit lanes.
     ///
     /// # Safety
@@ -56,6 +63,11 @@ impl Wide for u8 {
     #[target_feature(enable = "avx2")]
     unsafe fn non_ascii(p: *const u8) -> u32 {
         _mm256_movemask_epi8(_mm256_loadu_si256(p.cast())) as u32
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn equal(p: *const u8, ascii: u8) -> __m256i {
+        _mm256_cmpeq_epi8(_mm256_loadu_si256(p.cast()), _mm256_set1_epi8(ascii as i8))
     }
 
     #[target_feature(enable = "avx2")]
@@ -85,6 +97,13 @@ impl Wide for u16 {
         let high = |k: usize| _mm256_adds_epu16(_mm256_loadu_si256(p.add(k).cast()), _mm256_set1_epi16(0x7F80));
         let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi16(high(0), high(16)));
         _mm256_movemask_epi8(packed) as u32
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn equal(p: *const u16, ascii: u8) -> __m256i {
+        let equal = |k: usize| _mm256_cmpeq_epi16(_mm256_loadu_si256(p.add(k).cast()), _mm256_set1_epi16(ascii.into()));
+        // Signed packing keeps -1 and 0 as they are.
+        _mm256_packs_epi16(equal(0), equal(16))
     }
 
     #[target_feature(enable = "avx2")]
@@ -122,6 +141,12 @@ impl Wide for u32 {
     }
 
     #[target_feature(enable = "avx2")]
+    unsafe fn equal(p: *const u32, ascii: u8) -> __m256i {
+        let equal = |k: usize| _mm256_cmpeq_epi32(_mm256_loadu_si256(p.add(k).cast()), _mm256_set1_epi32(ascii.into()));
+        _mm256_packs_epi16(_mm256_packs_epi32(equal(0), equal(8)), _mm256_packs_epi32(equal(16), equal(24)))
+    }
+
+    #[target_feature(enable = "avx2")]
     unsafe fn eight(p: *const u32) -> __m256i {
         _mm256_loadu_si256(p.cast())
     }
@@ -147,6 +172,28 @@ pub unsafe fn is_ascii(bytes: &[u8]) -> bool {
         }
     }
     blocks.remainder().is_ascii()
+}
+
+/// How many of `units` are `ascii`, 32 a step: a step's matches are added up in byte lanes
+/// (255 steps at most, so that no lane wraps), then the lanes summed by `psadbw`; several
+/// times faster than a mask and a popcount a step.
+///
+/// # Safety
+/// AVX2 is available.
+#[target_feature(enable = "avx2")]
+pub unsafe fn count<T: Wide>(units: &[T], ascii: u8) -> usize {
+    let mut groups = units.chunks_exact(GROUP);
+    let mut total = 0;
+    while groups.len() > 0 {
+        let mut lanes = _mm256_setzero_si256();
+        for group in groups.by_ref().take(u8::MAX.into()) {
+            lanes = _mm256_sub_epi8(lanes, T::equal(group.as_ptr(), ascii));
+        }
+        let mut sums = [0u64; 4];
+        _mm256_storeu_si256(sums.as_mut_ptr().cast(), _mm256_sad_epu8(lanes, _mm256_setzero_si256()));
+        total += sums.iter().sum::<u64>() as usize;
+    }
+    total + groups.remainder().iter().filter(|&&u| u.into() == u32::from(ascii)).count()
 }
 
 /// Encodes whole groups of `units` as surrogatepass UTF-8 into `buf` while it has room for

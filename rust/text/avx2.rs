@@ -218,28 +218,28 @@ pub unsafe fn encode_groups<T: Wide, const AVX512: bool>(units: &[T], buf: &mut 
             (i, n) = (i + 2 * GROUP, n + 2 * GROUP);
             continue;
         }
-        n += if first_ascii { GROUP } else { not_ascii::<T, AVX512>(units, i, first, dst.add(n)) };
+        n += if first_ascii { GROUP } else { not_ascii::<T, AVX512>(units, i, dst.add(n)) };
         _mm256_storeu_si256(dst.add(n).cast(), second);
-        n += if second_ascii { GROUP } else { not_ascii::<T, AVX512>(units, i + GROUP, second, dst.add(n)) };
+        n += if second_ascii { GROUP } else { not_ascii::<T, AVX512>(units, i + GROUP, dst.add(n)) };
         i += 2 * GROUP;
     }
     while i + GROUP <= units.len() && n + ROOM <= buf.len() {
         let (bytes, ascii) = T::narrow(src.add(i));
         _mm256_storeu_si256(dst.add(n).cast(), bytes);
-        n += if ascii { GROUP } else { not_ascii::<T, AVX512>(units, i, bytes, dst.add(n)) };
+        n += if ascii { GROUP } else { not_ascii::<T, AVX512>(units, i, dst.add(n)) };
         i += GROUP;
     }
     (i, n)
 }
 
-/// The group at `i` of `units`, which is not all ASCII, its narrowed `bytes` stored at `out`
+/// The group at `i` of `units`, which is not all ASCII, its narrowed bytes stored at `out`
 /// already: the bytes it takes.
 ///
 /// # Safety
 /// As `encode_groups`; the group is inside `units`, and `ROOM` bytes from `out` are writable.
 #[inline]
 #[target_feature(enable = "avx2,bmi1,popcnt")]
-unsafe fn not_ascii<T: Wide, const AVX512: bool>(units: &[T], i: usize, bytes: __m256i, out: *mut u8) -> usize {
+unsafe fn not_ascii<T: Wide, const AVX512: bool>(units: &[T], i: usize, out: *mut u8) -> usize {
     let src = units.as_ptr().add(i);
     let mask = T::non_ascii(src);
     match one_of_two_or_three_bytes(units, i, mask) {
@@ -250,9 +250,7 @@ unsafe fn not_ascii<T: Wide, const AVX512: bool>(units: &[T], i: usize, bytes: _
             _mm256_storeu_si256(out.add(at + len).cast(), T::narrow(src.add(at + 1)).0);
             GROUP - 1 + len
         }
-        None => {
-            few_or_many::<T, AVX512>(&*src.cast::<[T; GROUP]>(), bytes, mask, std::slice::from_raw_parts_mut(out, ROOM))
-        }
+        None => few_or_many::<T, AVX512>(units, i, mask, std::slice::from_raw_parts_mut(out, ROOM)),
     }
 }
 
@@ -281,32 +279,32 @@ const FEW: u32 = 4;
 /// cheaper from two units up (co-3's groups of two to four arrows), dearer for one.
 const FEW_AVX512: u32 = 1;
 
-/// A group holding units that are not ASCII (bit `k` of `mask` for unit `k`), its narrowed
-/// `bytes` stored at the start of `out` (`ROOM` long) already. The bytes written.
-/// Not inlined, so that the loop of groups keeps its registers.
+/// The group at `i` of `units`, holding units that are not ASCII (bit `k` of `mask` for
+/// unit `k`), its narrowed bytes stored at the start of `out` (`ROOM` long) already: the
+/// bytes written. Not inlined, so that the loop of groups keeps its registers.
+///
+/// # Safety
+/// As `not_ascii`.
 #[inline(never)]
 #[target_feature(enable = "avx2,bmi1,popcnt")]
-unsafe fn few_or_many<T: Wide, const AVX512: bool>(
-    group: &[T; GROUP],
-    bytes: __m256i,
-    mut mask: u32,
-    out: &mut [u8],
-) -> usize {
+unsafe fn few_or_many<T: Wide, const AVX512: bool>(units: &[T], i: usize, mut mask: u32, out: &mut [u8]) -> usize {
+    let src = units.as_ptr().add(i);
+    let group = &*src.cast::<[T; GROUP]>();
     if AVX512 && mask.count_ones() > FEW_AVX512 {
         return avx512::encode_group(group, out);
     }
-    if mask.count_ones() > FEW {
+    // The units after each one are narrowed again from the source, which must hold a group
+    // past this one (not stored and read back: that load would wait for the store).
+    if mask.count_ones() > FEW || units.len() < i + 2 * GROUP {
         return dense(group, out);
     }
     // The bytes before the first such unit are in place. Each is encoded where the bytes
     // before it end, and the bytes after it stored after it (the next one writes over them).
-    let mut lanes = [0u8; 2 * GROUP];
-    _mm256_storeu_si256(lanes.as_mut_ptr().cast(), bytes);
     let mut shift = 0;
     while mask != 0 {
         let at = mask.trailing_zeros() as usize;
         shift += encode(group[at].into(), &mut out[at + shift..]) - 1;
-        out[at + 1 + shift..at + 1 + shift + GROUP].copy_from_slice(&lanes[at + 1..at + 1 + GROUP]);
+        _mm256_storeu_si256(out[at + 1 + shift..][..GROUP].as_mut_ptr().cast(), T::narrow(src.add(at + 1)).0);
         mask &= mask - 1;
     }
     GROUP + shift

@@ -27,6 +27,7 @@ if str(TESTS_DIR) not in sys.path:
 from strategies import mostly, texts  # noqa: E402  (also makes memprompt.reference importable)
 
 from memprompt.reference import tool_rules as ref  # noqa: E402
+from memprompt.types import ToolUsageRules  # noqa: E402
 
 AGENTFILES = TESTS_DIR.parent.parent / "shared" / "agentfiles"
 
@@ -262,7 +263,7 @@ def build(spec):
 
 
 def outcome(call, exact=False):
-    """``(description, value)``, None, or the exception: its class and message when ``exact`` (Rust and
+    """``(description, value)`` of the block, None, or the exception: its class and message when ``exact`` (Rust and
     the reference raise the same), else the class a caller can catch (ValueError for pydantic's
     ValidationError, which derives from it)."""
     try:
@@ -273,8 +274,6 @@ def outcome(call, exact=False):
         return ("raises", ValueError if isinstance(error, ValueError) else type(error))
     if block is None:
         return None
-    if isinstance(block, tuple):
-        return block
     return (block.description, block.value)
 
 
@@ -550,7 +549,12 @@ def core():
 
 
 def rust_outcome(core, rules):
-    return outcome(lambda: core.compile_tool_rule_prompts(rules), exact=True)
+    def compiled():
+        block = core.compile_tool_rule_prompts(rules)
+        assert block is None or type(block) is ToolUsageRules, type(block)
+        return block
+
+    return outcome(compiled, exact=True)
 
 
 def reference_outcome(rules):
@@ -588,7 +592,7 @@ def test_current_stored_system_messages_hold_the_section(core):
         if text is None or "\n\n<tool_usage_rules>\n" not in text:
             continue
         compiled = core.compile_tool_rule_prompts(agent.get("tool_rules"))
-        section = section_of(None if compiled is None else ref.ToolUsageRules(*compiled))
+        section = section_of(compiled)
         assert section and section in text, (file_name, agent_name)
         seen += 1
     assert seen == 2
@@ -817,7 +821,7 @@ def test_big_inputs(core):
     assert rust_outcome(core, many) == reference_outcome(many)
     huge = [{"tool_name": "x" * 10_000_000, "type": "parent_last_tool", "children": ["\ud800" * 1000] * 1000}]
     result = core.compile_tool_rule_prompts(huge)
-    assert result[1] == ref.compile_tool_rule_prompts(huge).value
+    assert result.value == ref.compile_tool_rule_prompts(huge).value
     big_int = [{"tool_name": "x", "type": "max_count_per_step", "max_count_limit": 10**4000}]
     assert rust_outcome(core, big_int) == reference_outcome(big_int)
 
@@ -849,3 +853,17 @@ def test_fast_path_needs_no_reference(core, monkeypatch):
     assert core.compile_tool_rule_prompts(rules) is not None
     with pytest.raises(AssertionError):
         core.compile_tool_rule_prompts([{"tool_name": StrSub("x"), "type": "exit_loop"}])
+
+
+def test_new_rules_are_never_taken_for_the_last_ones(core):
+    """Each new ToolUsageRules is read, though the Rust core makes it counting no edit: no compile has
+    read it, and it cannot take the id of the one the last compile read (the compile cache holds that)."""
+    import memprompt as mp
+    from memprompt import reference
+
+    blocks = [mp.Block("v", label="human")]
+    memory, expected = mp.Memory(blocks), reference.Memory(blocks)
+    for name in ("a", "b", "c", "d"):
+        rules = [{"tool_name": name, "type": "exit_loop"}]
+        text = memory.compile(tool_usage_rules=core.compile_tool_rule_prompts(rules))
+        assert text == expected.compile(tool_usage_rules=ref.compile_tool_rule_prompts(rules))

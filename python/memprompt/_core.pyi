@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Optional, final
 
 from typing_extensions import Self, disjoint_base
 
-from .types import Compiled
+from .types import Compiled, ToolUsageRules
 
 __all__ = [
     "MemoryBase",
@@ -175,5 +175,8 @@ def get_system_message_from_compiled_memory(
 def safe_format(template: str, variables: dict[str, Any]) -> str:
     """``str.format_map`` that leaves ``{}`` and unknown ``{name}`` fields as they are (Letta's ``safe_format``)."""
 
-def compile_tool_rule_prompts(rules: Optional[Iterable[Any]]) -> Optional[tuple[str, str]]:
-    """``(description, value)`` of the tool-usage block, or ``None`` when no rule renders."""
+def compile_tool_rule_prompts(rules: Optional[Iterable[Any]]) -> Optional[ToolUsageRules]:
+    """The ``<tool_usage_rules>`` block made from Letta ``ToolRule`` objects or agent-file rule dicts.
+
+    ``None`` when no rule renders a prompt, as in Letta.
+    """

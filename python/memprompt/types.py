@@ -121,6 +121,8 @@ class ClientSkill:
         return f"ClientSkill(name={self.name!r}, location={self.location!r})"
 
 
+# The Rust core makes these without calling __init__ (rust/binding/tool_rules.rs), each field written
+# into its slot and no edit counted (no compile has read a new object): a new field must be made there too.
 class ToolUsageRules(_EditCounted):
     """The ``<tool_usage_rules>`` block: a ``description`` and a ``value``."""
 

@@ -3,14 +3,14 @@
 use std::sync::Mutex;
 
 use pyo3::exceptions::PyRuntimeError;
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
 use super::cache::{Cache, Inputs};
 use super::inputs;
+use super::slots::SlotClass;
 use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
 use crate::compile_cache::{self, Entry, Mode};
 use crate::directories::SourceIds;
@@ -33,20 +33,9 @@ impl Detail {
         for s in sections {
             spans.set_item(section_name(py, s.name), (s.start, s.end))?;
         }
-        let class = COMPILED.import(py, "memprompt.types", "Compiled")?;
-        let slots = COMPILED_SLOTS.get_or_try_init(py, || compiled_slots(class))?;
-        // SAFETY: `class` is a plain Python class with slots, so `tp_alloc` gives an instance with empty slots.
-        let compiled = unsafe {
-            let alloc =
-                (*class.as_type_ptr()).tp_alloc.ok_or_else(|| PyRuntimeError::new_err("Compiled has no tp_alloc"))?;
-            Bound::from_owned_ptr_or_err(py, alloc(class.as_type_ptr(), 0))?
-        };
+        let class = SlotClass::get(py, &COMPILED, "Compiled", ["text", "fingerprint", "sections"])?;
         let values = [text.as_any().clone(), fingerprint.into_pyobject(py)?.into_any(), spans.into_any()];
-        for (&offset, value) in slots.iter().zip(values) {
-            // SAFETY: `offset` is where an instance of `class` holds that field's slot (its member
-            // descriptor says so), empty in a new instance: the slot takes the reference.
-            unsafe { *compiled.as_ptr().cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
-        }
+        let compiled = class.new_instance(py, values)?;
         Ok(Detail(compiled.unbind()))
     }
 
@@ -69,35 +58,7 @@ fn section_name<'py>(py: Python<'py>, name: &'static str) -> Bound<'py, PyString
 }
 
 /// `memprompt.types.Compiled`, imported once.
-static COMPILED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-/// Where an instance of `Compiled` holds `text`, `fingerprint` and `sections`, found once.
-static COMPILED_SLOTS: PyOnceLock<[ffi::Py_ssize_t; 3]> = PyOnceLock::new();
-
-/// The offsets of `Compiled`'s three slots, read from their member descriptors: a field set
-/// there is what `object.__setattr__` would set, without looking the name up on each call.
-fn compiled_slots(class: &Bound<'_, PyType>) -> PyResult<[ffi::Py_ssize_t; 3]> {
-    let py = class.py();
-    let mut offsets = [0; 3];
-    for (offset, name) in
-        offsets.iter_mut().zip([intern!(py, "text"), intern!(py, "fingerprint"), intern!(py, "sections")])
-    {
-        let descriptor = class.getattr(name)?;
-        // SAFETY: type checks, then the fields of a member descriptor (CPython 3.11+ layout).
-        *offset = unsafe {
-            let p = descriptor.as_ptr();
-            let member = match ffi::PyObject_TypeCheck(p, std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type)) != 0 {
-                true => (*p.cast::<ffi::PyMemberDescrObject>()).d_member,
-                false => std::ptr::null_mut(),
-            };
-            if member.is_null() || (*member).type_code != ffi::Py_T_OBJECT_EX || (*member).flags != 0 {
-                return Err(PyRuntimeError::new_err(format!("memprompt.types.Compiled.{name} is not a writable slot")));
-            }
-            (*member).offset
-        };
-    }
-    Ok(offsets)
-}
+static COMPILED: PyOnceLock<SlotClass<3>> = PyOnceLock::new();
 
 /// What `compile` returns: the text, with its `Compiled` when asked for.
 type Compiled<'py> = (Bound<'py, PyString>, Option<Detail>);

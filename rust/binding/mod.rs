@@ -6,6 +6,7 @@ mod fingerprint;
 mod inputs;
 mod memory;
 mod prompt;
+mod slots;
 mod strings;
 mod tool_rules;
 

@@ -1,5 +1,5 @@
 //! `compile_tool_rule_prompts(rules)`: Letta's rule objects or agent-file rule dicts in,
-//! `None` or `(description, value)` out.
+//! `None` or a `memprompt.types.ToolUsageRules` out.
 //!
 //! Letta validates the rules with pydantic's lax mode before it renders them. The
 //! fast path (decided by `tool_rules::RuleFields` on the values converted here) takes
@@ -14,9 +14,11 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
 use super::attr::version_tag;
+use super::slots::SlotClass;
 use super::strings::{to_py_str, Strings};
 use super::to_py_err;
 use crate::model::Text;
@@ -26,7 +28,11 @@ use crate::tool_rules::{self, FieldValue, Group, Prompt, RuleFields, RuleKind, T
 const REFERENCE_MODULE: &str = "memprompt.reference.tool_rules";
 const LETTA_MODULE: &str = "letta.schemas.tool_rule";
 
-type Output<'py> = Option<(Bound<'py, PyString>, Bound<'py, PyString>)>;
+/// `None`, or a `memprompt.types.ToolUsageRules`.
+type Output<'py> = Option<Bound<'py, PyAny>>;
+
+/// `memprompt.types.ToolUsageRules`, imported once.
+static TOOL_USAGE_RULES: PyOnceLock<SlotClass<2>> = PyOnceLock::new();
 
 /// One rule, read by the fast path or validated by the reference.
 enum Read<'s, 'py> {
@@ -44,7 +50,7 @@ impl Read<'_, '_> {
 }
 
 /// `ToolRulesSolver(tool_rules=rules).compile_tool_rule_prompts()` of Letta 0.16.8:
-/// `None`, or the block's `(description, value)`.
+/// `None`, or the block as a `memprompt.types.ToolUsageRules`.
 #[pyfunction]
 pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>) -> PyResult<Output<'py>> {
     if rules.is_none() {
@@ -128,19 +134,20 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
         .collect();
     match tool_rules::compile_tool_rule_prompts(&prompts) {
         None => Ok(None),
-        Some(block) => Ok(Some((to_py_str(py, &block.description)?, to_py_str(py, &block.value)?))),
+        Some(block) => {
+            let class = SlotClass::get(py, &TOOL_USAGE_RULES, "ToolUsageRules", ["description", "value"])?;
+            let values = [to_py_str(py, &block.description)?.into_any(), to_py_str(py, &block.value)?.into_any()];
+            // No edit is counted, as `__init__`'s writes would: no compile has read a new object,
+            // and none can hold its id (the compile cache holds what it read).
+            Ok(Some(class.new_instance(py, values)?))
+        }
     }
 }
 
 /// The whole call through the reference (a `rules` that is neither list nor tuple).
 fn compile_via_reference<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>) -> PyResult<Output<'py>> {
     let block = py.import(REFERENCE_MODULE)?.call_method1(intern!(py, "compile_tool_rule_prompts"), (rules,))?;
-    if block.is_none() {
-        return Ok(None);
-    }
-    let description = block.getattr(intern!(py, "description"))?.cast_into::<PyString>()?;
-    let value = block.getattr(intern!(py, "value"))?.cast_into::<PyString>()?;
-    Ok(Some((description, value)))
+    Ok(Some(block).filter(|b| !b.is_none()))
 }
 
 // --- the fast path: `None` means "left to the reference" --------------------------

@@ -172,7 +172,6 @@ def _tool_rule_prompts_method(block_class: type) -> Callable[[Any], Any]:
         compiled = _core.compile_tool_rule_prompts(rules)
         if compiled is None:
             return None
-        description, value = compiled
-        return block_class(label="tool_usage_rules", value=value, description=description)
+        return block_class(label="tool_usage_rules", value=compiled.value, description=compiled.description)
 
     return compile_tool_rule_prompts

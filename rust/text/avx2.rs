@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{avx512, encode, utf8_word, CodeUnit};
+use super::{avx512, utf8_word, CodeUnit};
 
 /// Units encoded at once.
 pub const GROUP: usize = 32;
@@ -243,22 +243,15 @@ unsafe fn not_ascii<T: Wide, const AVX512: bool>(units: &[T], i: usize, out: *mu
     let src = units.as_ptr().add(i);
     let mask = T::non_ascii(src);
     match one_of_two_or_three_bytes(units, i, mask) {
-        Some((at, word, len)) => {
-            // The unit where it stands, then the units after it, narrowed again from the
-            // source (what follows the group is written over by the next one).
-            out.add(at).cast::<u32>().write_unaligned(word.to_le());
-            _mm256_storeu_si256(out.add(at + len).cast(), T::narrow(src.add(at + 1)).0);
-            GROUP - 1 + len
-        }
-        None => few_or_many::<T, AVX512>(units, i, mask, std::slice::from_raw_parts_mut(out, ROOM)),
+        Some((at, cp)) => GROUP - 1 + unit_then_rest(out.add(at), cp, src.add(at + 1)),
+        None => few_or_many::<T, AVX512>(units, i, mask, out),
     }
 }
 
 /// The one unit of the group at `i` that is not ASCII (`mask` has one bit), when it takes
-/// two or three bytes and 32 units follow it in `units`: where it is in the group, its
-/// bytes as a little-endian word, and their number.
+/// two or three bytes and 32 units follow it in `units`: where it is in the group, and it.
 #[inline]
-fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> Option<(usize, u32, usize)> {
+fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> Option<(usize, u32)> {
     if mask & mask.wrapping_sub(1) != 0 {
         return None;
     }
@@ -267,8 +260,22 @@ fn one_of_two_or_three_bytes<T: CodeUnit>(units: &[T], i: usize, mask: u32) -> O
     if cp >= 0x1_0000 || units.len() < i + at + 1 + GROUP {
         return None;
     }
+    Some((at, cp))
+}
+
+/// Writes `cp` as UTF-8 at `out`, then the 32 units from `rest` (those after it), narrowed
+/// again from the source rather than moved: the bytes `cp` takes. What follows the group's
+/// bytes is written over by the next one.
+///
+/// # Safety
+/// AVX2 is available, `rest` points to 32 readable units, and 36 bytes from `out` are writable.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn unit_then_rest<T: Wide>(out: *mut u8, cp: u32, rest: *const T) -> usize {
     let (word, len) = utf8_word(cp);
-    Some((at, word, len))
+    out.cast::<u32>().write_unaligned(word.to_le());
+    _mm256_storeu_si256(out.add(len).cast(), T::narrow(rest).0);
+    len
 }
 
 /// At most this many units of a group that are not ASCII are encoded one by one, in place;
@@ -287,24 +294,22 @@ const FEW_AVX512: u32 = 1;
 /// As `not_ascii`.
 #[inline(never)]
 #[target_feature(enable = "avx2,bmi1,popcnt")]
-unsafe fn few_or_many<T: Wide, const AVX512: bool>(units: &[T], i: usize, mut mask: u32, out: &mut [u8]) -> usize {
+unsafe fn few_or_many<T: Wide, const AVX512: bool>(units: &[T], i: usize, mut mask: u32, out: *mut u8) -> usize {
     let src = units.as_ptr().add(i);
     let group = &*src.cast::<[T; GROUP]>();
     if AVX512 && mask.count_ones() > FEW_AVX512 {
-        return avx512::encode_group(group, out);
+        return avx512::encode_group(group, std::slice::from_raw_parts_mut(out, ROOM));
     }
-    // The units after each one are narrowed again from the source, which must hold a group
-    // past this one (not stored and read back: that load would wait for the store).
+    // The units after each one are narrowed again from the source: a group must follow.
     if mask.count_ones() > FEW || units.len() < i + 2 * GROUP {
-        return dense(group, out);
+        return dense(group, std::slice::from_raw_parts_mut(out, ROOM));
     }
-    // The bytes before the first such unit are in place. Each is encoded where the bytes
-    // before it end, and the bytes after it stored after it (the next one writes over them).
+    // The bytes before the first such unit are in place; each is written where the bytes
+    // before it end. SAFETY: `at` < 32 and `shift` <= 3 * FEW, so each write ends inside `ROOM`.
     let mut shift = 0;
     while mask != 0 {
         let at = mask.trailing_zeros() as usize;
-        shift += encode(group[at].into(), &mut out[at + shift..]) - 1;
-        _mm256_storeu_si256(out[at + 1 + shift..][..GROUP].as_mut_ptr().cast(), T::narrow(src.add(at + 1)).0);
+        shift += unit_then_rest(out.add(at + shift), group[at].into(), src.add(at + 1)) - 1;
         mask &= mask - 1;
     }
     GROUP + shift

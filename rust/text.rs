@@ -440,10 +440,18 @@ fn encode_chunks<T: CodeUnit>(units: &[T], buf: &mut [u8], mut n: usize, mut eac
 /// Chunks encoded together by `encode_while_room`: one test for four ASCII chunks.
 const BLOCK: usize = 4 * CHUNK;
 
+/// Encodes whole groups, then whole chunks, of `units` into `buf` while it has room for one
+/// more: the units read and the bytes written.
+fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
+    let (i, n) = T::encode_groups(units, buf);
+    let (read, written) = chunks_while_room(&units[i..], &mut buf[n..]);
+    (i + read, n + written)
+}
+
 /// Encodes whole chunks of `units` into `buf` while it has room for one more: the units
 /// read and the bytes written. Four chunks at a time, then one.
-fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
-    let (mut i, mut n) = T::encode_groups(units, buf);
+fn chunks_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize) {
+    let (mut i, mut n) = (0, 0);
     while let (Some(block), Some(out)) =
         (units.get(i..).and_then(<[T]>::first_chunk::<BLOCK>), buf.get_mut(n..n + 4 * ENCODE_ROOM))
     {
@@ -458,8 +466,8 @@ fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize)
             n += BLOCK;
         } else {
             let mut at = 0;
-            for (chunk, (bytes, mask)) in block.chunks_exact(CHUNK).filter_map(<[T]>::first_chunk).zip(narrowed) {
-                at += encode_chunk(chunk, bytes, mask, &mut out[at..]);
+            for (k, &(bytes, mask)) in narrowed.iter().enumerate() {
+                at += encode_chunk(&units[i + k * CHUNK..], bytes, mask, &mut out[at..]);
             }
             n += at;
         }
@@ -469,44 +477,46 @@ fn encode_while_room<T: CodeUnit>(units: &[T], buf: &mut [u8]) -> (usize, usize)
         (units.get(i..).and_then(<[T]>::first_chunk::<CHUNK>), buf.get_mut(n..n + ENCODE_ROOM))
     {
         let (bytes, mask) = T::narrow_chunk(chunk);
-        n += encode_chunk(chunk, bytes, mask, out);
+        n += encode_chunk(&units[i..], bytes, mask, out);
         i += CHUNK;
     }
     (i, n)
 }
 
-/// One chunk, narrowed to `bytes` with its non-ASCII `mask`, into `out` (`ENCODE_ROOM` long).
+/// The chunk that starts `units`, narrowed to `bytes` with its non-ASCII `mask`, into `out`
+/// (`ENCODE_ROOM` long).
 #[inline]
-fn encode_chunk<T: CodeUnit>(chunk: &[T; CHUNK], bytes: [u8; CHUNK], mask: u32, out: &mut [u8]) -> usize {
-    if mask == 0 {
-        out[..CHUNK].copy_from_slice(&bytes);
-        return CHUNK;
+fn encode_chunk<T: CodeUnit>(units: &[T], bytes: [u8; CHUNK], mask: u32, out: &mut [u8]) -> usize {
+    out[..CHUNK].copy_from_slice(&bytes);
+    match mask {
+        0 => CHUNK,
+        _ => encode_mixed(units, mask, out),
     }
-    encode_mixed(chunk, bytes, mask, out)
 }
 
-/// A chunk holding units that are not ASCII (bit `k` of `mask` for unit `k`). A few of
-/// them: each run of ASCII between them is stored from the narrowed `bytes` with one
-/// 16-byte copy, and each other unit encoded; many: every unit is encoded on its own.
-/// Returns the bytes written to `out` (`ENCODE_ROOM` long). Not inlined, so that the
-/// loop of ASCII chunks keeps its registers.
+/// The chunk that starts `units`, holding units that are not ASCII (bit `k` of `mask` for
+/// unit `k`), its narrowed bytes stored at the start of `out` (`ENCODE_ROOM` long) already:
+/// the bytes written. A few such units are each encoded where the bytes before it end, and
+/// the 16 units after it narrowed again from the source and stored after it (not copied
+/// from a stored copy: that load would wait for the store); with more, or no chunk after
+/// this one, every unit is encoded on its own. Not inlined, so that the loop of ASCII
+/// chunks keeps its registers.
 #[inline(never)]
-fn encode_mixed<T: CodeUnit>(chunk: &[T; CHUNK], bytes: [u8; CHUNK], mut mask: u32, out: &mut [u8]) -> usize {
-    if mask.count_ones() > 4 {
+fn encode_mixed<T: CodeUnit>(units: &[T], mut mask: u32, out: &mut [u8]) -> usize {
+    let (chunk, rest) = units.split_at(CHUNK);
+    if mask.count_ones() > 4 || rest.len() < CHUNK {
         return chunk.iter().fold(0, |n, &u| n + encode(u.into(), &mut out[n..]));
     }
-    let mut lanes = [0u8; 2 * CHUNK];
-    lanes[..CHUNK].copy_from_slice(&bytes);
-    let (mut next, mut n) = (0, 0);
+    let mut shift = 0;
     while mask != 0 {
         let at = mask.trailing_zeros() as usize;
-        out[n..n + CHUNK].copy_from_slice(&lanes[next..next + CHUNK]);
-        n += at - next;
-        n += encode(chunk[at].into(), &mut out[n..]);
-        (next, mask) = (at + 1, mask & (mask - 1));
+        shift += encode(chunk[at].into(), &mut out[at + shift..]) - 1;
+        if let Some(after) = units[at + 1..].first_chunk::<CHUNK>() {
+            out[at + 1 + shift..][..CHUNK].copy_from_slice(&T::narrow_chunk(after).0);
+        }
+        mask &= mask - 1;
     }
-    out[n..n + CHUNK].copy_from_slice(&lanes[next..next + CHUNK]);
-    n + CHUNK - next
+    CHUNK + shift
 }
 
 /// Where ASCII `needle` (not empty) first occurs in `units`: candidates for its first byte
@@ -1380,43 +1390,61 @@ mod tests {
         }
     }
 
+    /// Runs `one`, `two` and `four` on every text of `encoding_texts`, in each width that
+    /// holds it.
+    fn on_encoding_texts(one: fn(&[u8]), two: fn(&[u16]), four: fn(&[u32])) {
+        for text in &encoding_texts() {
+            for units in in_every_width(text) {
+                match &units {
+                    OwnedUnits::Four(u) => four(u),
+                    OwnedUnits::Two(u) => two(u),
+                    OwnedUnits::One(u) => one(u),
+                }
+            }
+        }
+    }
+
+    /// Checks that `encoder` leaves fewer than `whole` of `units` and writes the UTF-8 of
+    /// those it reads.
+    fn check_encoder<T: CodeUnit>(
+        name: &str,
+        units: &[T],
+        whole: usize,
+        encoder: impl FnOnce(&[T], &mut [u8]) -> (usize, usize),
+    ) {
+        let mut buf = vec![0u8; 4 * units.len() + 4096];
+        let (read, written) = encoder(units, &mut buf);
+        let cps: Vec<u32> = units[..read].iter().map(|&u| u.into()).collect();
+        assert!(units.len() - read < whole, "{name} left {} of {} units", units.len() - read, units.len());
+        assert!(buf[..written] == surrogatepass(&cps), "{name}: {cps:x?}");
+    }
+
     /// The AVX2 group encoder with and without its AVX-512 groups, each where the CPU has
     /// it: `utf8_chunks` above takes only the one this CPU chooses.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn group_encoders_encode_as_utf8() {
-        type Encoder<T> = unsafe fn(&[T], &mut [u8]) -> (usize, usize);
         fn check<T: avx2::Wide>(units: &[T]) {
-            let mut buf = vec![0u8; 4 * units.len() + 4096];
-            let mut encoders: Vec<(&str, Encoder<T>)> = Vec::new();
             if avx2::available() {
-                encoders.push(("avx2", avx2::encode_groups::<T, false>));
+                // SAFETY: the CPU has what the encoder needs (asked here).
+                check_encoder("avx2", units, avx2::GROUP, |u, b| unsafe { avx2::encode_groups::<T, false>(u, b) });
                 if avx512::available() {
-                    encoders.push(("avx512", avx2::encode_groups::<T, true>));
-                }
-            }
-            for (name, encoder) in encoders {
-                // SAFETY: the CPU has what the encoder needs (asked above).
-                let (read, written) = unsafe { encoder(units, &mut buf) };
-                let cps: Vec<u32> = units[..read].iter().map(|&u| u.into()).collect();
-                assert!(
-                    units.len() - read < avx2::GROUP,
-                    "{name} left {} of {} units",
-                    units.len() - read,
-                    units.len()
-                );
-                assert!(buf[..written] == surrogatepass(&cps), "{name}: {cps:x?}");
-            }
-        }
-        for text in &encoding_texts() {
-            for units in in_every_width(text) {
-                match &units {
-                    OwnedUnits::Four(u) => check(u),
-                    OwnedUnits::Two(u) => check(u),
-                    OwnedUnits::One(u) => check(u),
+                    // SAFETY: as above.
+                    check_encoder("avx512", units, avx2::GROUP, |u, b| unsafe { avx2::encode_groups::<T, true>(u, b) });
                 }
             }
         }
+        on_encoding_texts(check::<u8>, check::<u16>, check::<u32>);
+    }
+
+    /// The chunk encoder alone, as CPUs without AVX2 run it: `utf8_chunks` above gives it
+    /// only what the group encoder leaves where the CPU has AVX2.
+    #[test]
+    fn chunk_encoder_encodes_as_utf8() {
+        fn check<T: CodeUnit>(units: &[T]) {
+            check_encoder("chunks", units, CHUNK, chunks_while_room);
+        }
+        on_encoding_texts(check::<u8>, check::<u16>, check::<u32>);
     }
 
     #[test]

@@ -375,8 +375,8 @@ impl<'a> Native<'a> {
     }
 }
 
-/// The room `encode_chunks` needs for one chunk: four bytes a unit, and the 16 bytes
-/// that each run of ASCII is stored as (`encode_mixed`).
+/// The room `encode_chunks` needs for one chunk: four bytes a unit, and the 16 narrowed
+/// units stored after each unit that is not ASCII (`encode_mixed`).
 pub const ENCODE_ROOM: usize = 5 * CHUNK;
 
 /// Latin-1 text read this many bytes at a time: a block that is all ASCII is its own UTF-8.

@@ -1,11 +1,14 @@
-//! Where generic attribute lookup finds a field, remembered per thread across calls.
+//! Where generic attribute lookup finds a field, and which of Letta's tool rule classes a
+//! class is, remembered per thread across calls.
 //!
-//! An entry is keyed by a class at one version and a name. CPython never gives two states
-//! of any class the same version tag (0, "none now", is never remembered), so an entry
-//! never describes a class as it was; names are interned for the life of the process, so
-//! an address names one string.
+//! An entry is keyed by a class at one version and a name (0 for a rule kind). CPython
+//! never gives two states of any class the same version tag (0, "none now", is never
+//! remembered), so an entry never describes a class as it was; names are interned for the
+//! life of the process, so an address names one string.
 
 use std::cell::Cell;
+
+use crate::tool_rules::RuleKind;
 
 /// A class (its address) at one version tag, and an attribute name (its address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,35 +31,38 @@ pub enum Found {
 const SLOTS: usize = 128;
 
 /// A direct-mapped table: a key lives in one slot, and a key hashed there displaces it.
-pub struct Lookups {
-    slots: [Cell<Option<(Key, Found)>>; SLOTS],
+pub struct Table<V: Copy> {
+    slots: [Cell<Option<(Key, V)>>; SLOTS],
 }
 
-impl Default for Lookups {
+/// Where attribute lookup finds each name.
+pub type Lookups = Table<Found>;
+
+impl<V: Copy> Default for Table<V> {
     fn default() -> Self {
-        Lookups::new()
+        Table::new()
     }
 }
 
-impl Lookups {
+impl<V: Copy> Table<V> {
     pub const fn new() -> Self {
-        Lookups { slots: [const { Cell::new(None) }; SLOTS] }
+        Table { slots: [const { Cell::new(None) }; SLOTS] }
     }
 
     /// What was remembered for `key`, if it still is.
-    pub fn get(&self, key: Key) -> Option<Found> {
+    pub fn get(&self, key: Key) -> Option<V> {
         match self.slot(key).get() {
-            Some((k, found)) if k == key => Some(found),
+            Some((k, value)) if k == key => Some(value),
             _ => None,
         }
     }
 
-    /// Remembers `found` for `key`, in place of whatever its slot held.
-    pub fn set(&self, key: Key, found: Found) {
-        self.slot(key).set(Some((key, found)));
+    /// Remembers `value` for `key`, in place of whatever its slot held.
+    pub fn set(&self, key: Key, value: V) {
+        self.slot(key).set(Some((key, value)));
     }
 
-    fn slot(&self, key: Key) -> &Cell<Option<(Key, Found)>> {
+    fn slot(&self, key: Key) -> &Cell<Option<(Key, V)>> {
         // Fibonacci hashing: objects are 16-byte aligned, so the low bits alone would crowd.
         let mixed = (key.class ^ key.name.rotate_left(17) ^ key.version as usize).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         // The top bits are the best mixed, and there are exactly enough of them to index.
@@ -67,11 +73,25 @@ impl Lookups {
 thread_local! {
     // Made in place, with nothing to drop: no lazy set-up to check on each use.
     static THREAD: Lookups = const { Lookups::new() };
+    static RULE_KINDS: Table<Option<RuleKind>> = const { Table::new() };
 }
 
 /// Runs `f` with this thread's table (each thread has its own, so no lock is taken).
 pub fn with<R>(f: impl FnOnce(&Lookups) -> R) -> R {
     THREAD.with(f)
+}
+
+/// The rule kind this thread remembers for a class at a version tag (`None`: not remembered;
+/// `Some(None)`: no rule class). A class's module and name cost more to ask than a rule to read.
+pub fn rule_kind(class: usize, version: u32) -> Option<Option<RuleKind>> {
+    RULE_KINDS.with(|kinds| kinds.get(Key { class, version, name: 0 }))
+}
+
+/// Remembers a class's rule kind at a version tag; nothing is kept under 0 (no tag now).
+pub fn remember_rule_kind(class: usize, version: u32, kind: Option<RuleKind>) {
+    if version != 0 {
+        RULE_KINDS.with(|kinds| kinds.set(Key { class, version, name: 0 }, kind));
+    }
 }
 
 /// The last key asked for and what it found, kept in front of this thread's table while
@@ -117,6 +137,19 @@ mod tests {
 
     fn key(class: usize, version: u32, name: usize) -> Key {
         Key { class, version, name }
+    }
+
+    #[test]
+    fn rule_kinds_are_kept_per_class_and_version_never_under_0() {
+        remember_rule_kind(0x7000, 5, Some(RuleKind::ExitLoop));
+        remember_rule_kind(0x7010, 5, None);
+        remember_rule_kind(0x7020, 0, Some(RuleKind::ContinueLoop));
+        assert_eq!(rule_kind(0x7000, 5), Some(Some(RuleKind::ExitLoop)));
+        assert_eq!(rule_kind(0x7010, 5), Some(None));
+        assert_eq!(rule_kind(0x7000, 6), None);
+        assert_eq!(rule_kind(0x7020, 0), None);
+        // Apart from the attribute lookups, whose keys have a name.
+        assert_eq!(with(|table| table.get(Key { class: 0x7000, version: 5, name: 0 })), None);
     }
 
     #[test]

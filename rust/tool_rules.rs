@@ -221,8 +221,8 @@ fn absent_none_or(field: &Option<FieldValue>, ok: impl FnOnce(&FieldValue) -> bo
     }
 }
 
-/// The fields a rule may hold, across all types, as a rule dict or Letta's object gives them
-/// (`None`: absent). The fast path renders a rule only when its validation is trivial.
+/// The fields a rule dict may hold, across all types (`None`: absent). The fast path renders a
+/// rule only when its validation is trivial.
 #[derive(Debug, Default)]
 pub struct RuleFields<'a> {
     pub tool_name: Option<FieldValue<'a>>,
@@ -257,10 +257,7 @@ impl<'a> RuleFields<'a> {
 
     /// The type its `type` field names.
     fn kind(&self) -> Option<RuleKind> {
-        match self.tag.as_ref()? {
-            FieldValue::Str { text, .. } => RuleKind::from_tag(text),
-            _ => None,
-        }
+        kind_of(self.tag.as_ref()?)
     }
 
     /// No field that `kind` does not have.
@@ -306,21 +303,13 @@ impl<'a> RuleFields<'a> {
         }
         Some(rule)
     }
+}
 
-    /// The rule of an exact object of Letta's class for `kind` (pydantic takes it as it is),
-    /// when its `type` agrees and the fields its text uses have their declared types.
-    pub fn into_letta_object_rule(self, kind: RuleKind) -> Option<ToolRule<'a>> {
-        if self.kind()? != kind {
-            return None;
-        }
-        let mut rule = ToolRule::new(kind, self.tool_name.as_ref()?.exact_str()?);
-        if kind.has_children() {
-            rule.children = self.children.as_ref()?.str_list()?;
-        }
-        if kind == RuleKind::MaxCountPerStep {
-            rule.max_count_limit = self.max_count_limit.as_ref()?.int()?;
-        }
-        Some(rule)
+/// The type a `type` field's value names.
+fn kind_of(tag: &FieldValue) -> Option<RuleKind> {
+    match tag {
+        FieldValue::Str { text, .. } => RuleKind::from_tag(text),
+        _ => None,
     }
 }
 
@@ -338,6 +327,30 @@ pub struct ToolRule<'a> {
 impl<'a> ToolRule<'a> {
     pub fn new(kind: RuleKind, tool_name: impl Into<Text<'a>>) -> Self {
         ToolRule { kind, tool_name: tool_name.into(), children: Vec::new(), max_count_limit: Int::Small(0) }
+    }
+
+    /// The rule of an exact object of Letta's class for `kind` (pydantic takes it as it is),
+    /// when its `type` agrees and the fields its text uses have their declared types (`None`:
+    /// absent). An object has no other field, so none is asked for: `children` only where
+    /// `kind.has_children()`, `max_count_limit` only for `MaxCountPerStep`.
+    pub fn of_letta_object(
+        kind: RuleKind,
+        tag: Option<&FieldValue<'a>>,
+        tool_name: Option<&FieldValue<'a>>,
+        children: Option<&FieldValue<'a>>,
+        max_count_limit: Option<&FieldValue<'a>>,
+    ) -> Option<Self> {
+        if kind_of(tag?)? != kind {
+            return None;
+        }
+        let mut rule = ToolRule::new(kind, tool_name?.exact_str()?);
+        if kind.has_children() {
+            rule.children = children?.str_list()?;
+        }
+        if kind == RuleKind::MaxCountPerStep {
+            rule.max_count_limit = max_count_limit?.int()?;
+        }
+        Some(rule)
     }
 }
 
@@ -400,8 +413,9 @@ pub fn render_prompt(out: &mut impl Sink, rule: &ToolRule) -> bool {
     true
 }
 
-/// `ToolRulesSolver(tool_rules=...).compile_tool_rule_prompts()`: `None` when no rule has a text.
-pub fn compile_tool_rule_prompts(prompts: &[Prompt]) -> Option<ToolUsageRules<'static>> {
+/// The value of `ToolRulesSolver(tool_rules=...).compile_tool_rule_prompts()`, whose description
+/// is always `DESCRIPTION`: `None` when no rule has a text.
+pub fn compile_tool_rule_prompts(prompts: &[Prompt]) -> Option<Vec<u8>> {
     // Room for a typical rule's text each, so that the buffer rarely grows.
     let mut out = Out::with_capacity(128 * prompts.len());
     let mut any = false;
@@ -435,7 +449,7 @@ pub fn compile_tool_rule_prompts(prompts: &[Prompt]) -> Option<ToolUsageRules<'s
     if memchr::memchr(0, &value).is_some() {
         value.retain(|&b| b != 0);
     }
-    Some(ToolUsageRules { description: Text::from(DESCRIPTION.as_bytes()), value: Text::from(value) })
+    Some(value)
 }
 
 #[cfg(test)]
@@ -447,7 +461,7 @@ mod tests {
     }
 
     fn value(prompts: &[Prompt]) -> Option<String> {
-        compile_tool_rule_prompts(prompts).map(|r| String::from_utf8(r.value.to_vec()).unwrap())
+        compile_tool_rule_prompts(prompts).map(|v| String::from_utf8(v).unwrap())
     }
 
     #[test]
@@ -531,8 +545,7 @@ mod tests {
         let got = compile_tool_rule_prompts(&[Prompt::Rule(ToolRule::new(RuleKind::ExitLoop, name))]).unwrap();
         let expected: &[u8] =
             b"<tool_rule>\na\xED\xA0\x80 ends your response (yields control) when called\n</tool_rule>";
-        assert_eq!(got.value.as_ref(), expected);
-        assert_eq!(got.description.as_ref(), DESCRIPTION.as_bytes());
+        assert_eq!(got, expected);
     }
 
     #[test]
@@ -682,14 +695,14 @@ mod tests {
     #[test]
     fn a_letta_object_renders_when_its_type_agrees_with_its_class() {
         let object = |tag: &'static str, kind| {
-            let fields = RuleFields {
-                tag: Some(text(tag)),
-                tool_name: Some(text("t")),
-                children: Some(FieldValue::StrList(vec![Text::from(b"c")])),
-                max_count_limit: Some(FieldValue::Int(2)),
-                ..RuleFields::default()
-            };
-            shown(fields.into_letta_object_rule(kind))
+            let children = FieldValue::StrList(vec![Text::from(b"c")]);
+            shown(ToolRule::of_letta_object(
+                kind,
+                Some(&text(tag)),
+                Some(&text("t")),
+                Some(&children),
+                Some(&FieldValue::Int(2)),
+            ))
         };
         assert_eq!(
             object("parent_last_tool", RuleKind::ParentLastTool).as_deref(),
@@ -700,12 +713,9 @@ mod tests {
             Some("MaxCountPerStep <tool_rule>\nt: at most 2 use(s) per response\n</tool_rule>")
         );
         assert_eq!(object("exit_loop", RuleKind::ContinueLoop), None);
-        let no_children = RuleFields {
-            tag: Some(text("constrain_child_tools")),
-            tool_name: Some(text("a")),
-            ..RuleFields::default()
-        };
-        assert!(no_children.into_letta_object_rule(RuleKind::ConstrainChildTools).is_none());
+        let (tag, name) = (text("constrain_child_tools"), text("a"));
+        let no_children = ToolRule::of_letta_object(RuleKind::ConstrainChildTools, Some(&tag), Some(&name), None, None);
+        assert!(no_children.is_none());
         for kind in RuleKind::ALL {
             assert_eq!(RuleKind::of_letta_class(kind.letta_class()), Some(kind));
         }

@@ -855,6 +855,32 @@ def test_fast_path_needs_no_reference(core, monkeypatch):
         core.compile_tool_rule_prompts([{"tool_name": StrSub("x"), "type": "exit_loop"}])
 
 
+def test_a_class_renamed_or_moved_between_calls_is_asked_again(core, monkeypatch):
+    """The Rust side remembers across calls which of Letta's rule classes a class is, by its
+    version tag; setting its ``__name__`` or ``__module__`` gives it a new one."""
+    validated = []
+
+    def counted(*args, **kwargs):
+        validated.append(args)
+        return validate_rule(*args, **kwargs)
+
+    validate_rule = ref.validate_rule
+    monkeypatch.setattr(ref, "validate_rule", counted)
+    for attribute, value in (("__name__", "NotARule"), ("__module__", "elsewhere")):
+        cls = _look_alike("TerminalToolRule")
+        rules = [cls(type=ToolRuleType.exit_loop, tool_name="t")]
+        for _ in range(2):
+            assert rust_outcome(core, rules) == (
+                DESCRIPTION,
+                _prompts("<tool_rule>\nt ends your response (yields control) when called\n</tool_rule>"),
+            )
+        assert validated == []
+        setattr(cls, attribute, value)
+        assert rust_outcome(core, rules) == reference_outcome(rules)
+        assert len(validated) == 2, attribute  # Rust's hand-off, then the reference's own call
+        validated.clear()
+
+
 def test_new_rules_are_never_taken_for_the_last_ones(core):
     """Each new ToolUsageRules is read, though the Rust core makes it counting no edit: no compile has
     read it, and it cannot take the id of the one the last compile read (the compile cache holds that)."""

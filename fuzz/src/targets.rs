@@ -6,7 +6,7 @@ use memprompt::error::RenderResult;
 use memprompt::fingerprint::{stored_memory_section, METADATA_START};
 use memprompt::metadata::Metadata;
 use memprompt::model::Text as TextCow;
-use memprompt::model::{Block, Chars, ClientSkill, CompileInput, Listed};
+use memprompt::model::{Block, Chars, ClientSkill, CompileInput, Listed, ToolUsageRules};
 use memprompt::out::{Final, Out, Render, Sink};
 use memprompt::posix_path;
 use memprompt::skills::{self, Cwd, Rendered};
@@ -660,13 +660,16 @@ pub fn rules(data: &[u8], export: bool) -> Option<Json> {
             FRule::Rendered { group, text } => Prompt::Rendered { group: *group, text: text.as_ref().map(Text::cow) },
         })
         .collect();
-    let block = tool_rules::compile_tool_rule_prompts(&prompts);
-    if let Some(b) = &block {
-        check::valid_text(&b.value);
-        assert!(!b.value.contains(&0), "Letta's Block drops NUL characters");
-        assert_eq!(&*b.description, tool_rules::DESCRIPTION.as_bytes());
+    let value = tool_rules::compile_tool_rule_prompts(&prompts);
+    if let Some(v) = &value {
+        check::valid_text(v);
+        assert!(!v.contains(&0), "Letta's Block drops NUL characters");
+        let block = ToolUsageRules {
+            description: TextCow::from(tool_rules::DESCRIPTION.as_bytes()),
+            value: TextCow::from(&v[..]),
+        };
         let mut section = Out::default();
-        tool_rules::render_section(&mut section, b);
+        tool_rules::render_section(&mut section, &block);
         check::valid_text(&section.buf);
     }
     for p in &prompts {
@@ -694,9 +697,9 @@ pub fn rules(data: &[u8], export: bool) -> Option<Json> {
             Json::Obj(fields)
         })
         .collect();
-    let expected = match &block {
+    let expected = match &value {
         None => Json::Null,
-        Some(b) => Json::List(vec![Json::hex(&b.description), Json::hex(&b.value)]),
+        Some(v) => Json::List(vec![Json::hex(tool_rules::DESCRIPTION.as_bytes()), Json::hex(v)]),
     };
     Some(Json::Obj(vec![("rules", Json::List(list)), ("expected", expected)]))
 }

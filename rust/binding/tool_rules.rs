@@ -21,6 +21,7 @@ use super::attr::version_tag;
 use super::slots::SlotClass;
 use super::strings::{to_py_str, Strings};
 use super::to_py_err;
+use crate::lookups;
 use crate::model::Text;
 use crate::tool_rules::{self, FieldValue, Group, Prompt, RuleFields, RuleKind, ToolRule};
 
@@ -72,14 +73,13 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
     let strings = Strings::new(py);
     // A rule holds its type and tool name, and often more (children, a prompt template).
     strings.expect(4 * items.len());
-    let mut classes = LettaClasses::default();
     let fields = RuleAttributes::new(py);
     let mut reference: Option<Bound<'py, PyModule>> = None;
     let mut read = Vec::with_capacity(items.len());
     // Phase 1, as pydantic does: every rule is validated before any renders.
     for (index, item) in items.iter().enumerate() {
         // The fast path never raises: an error is the reference's to raise, as Letta would.
-        match fast_rule(&strings, &mut classes, &fields, item).ok().flatten() {
+        match fast_rule(&strings, &fields, item).ok().flatten() {
             Some(rule) => read.push(Read::Fast(rule)),
             None => {
                 let module = match &reference {
@@ -134,9 +134,11 @@ pub fn compile_tool_rule_prompts<'py>(py: Python<'py>, rules: &Bound<'py, PyAny>
         .collect();
     match tool_rules::compile_tool_rule_prompts(&prompts) {
         None => Ok(None),
-        Some(block) => {
+        Some(value) => {
             let class = SlotClass::get(py, &TOOL_USAGE_RULES, "ToolUsageRules", ["description", "value"])?;
-            let values = [to_py_str(py, &block.description)?.into_any(), to_py_str(py, &block.value)?.into_any()];
+            // The description is one constant: its `str` is made once, not each call.
+            let description = intern!(py, tool_rules::DESCRIPTION).clone().into_any();
+            let values = [description, to_py_str(py, &value)?.into_any()];
             // No edit is counted, as `__init__`'s writes would: no compile has read a new object,
             // and none can hold its id (the compile cache holds what it read).
             Ok(Some(class.new_instance(py, values)?))
@@ -160,7 +162,6 @@ super::attr::fields! {
 /// The rule when its validation is trivial (`tool_rules::RuleFields` decides); `None` for anything else.
 fn fast_rule<'s, 'py>(
     strings: &'s Strings<'py>,
-    classes: &mut LettaClasses,
     attributes: &RuleAttributes<'py>,
     item: &Bound<'py, PyAny>,
 ) -> PyResult<Option<ToolRule<'s>>> {
@@ -177,46 +178,36 @@ fn fast_rule<'s, 'py>(
         }
         return Ok(fields.into_dict_rule());
     }
-    let Some(kind) = classes.kind(&item.get_type())? else {
+    let Some(kind) = rule_kind(&item.get_type())? else {
         return Ok(None);
     };
     let attribute = |field| -> PyResult<Option<FieldValue<'s>>> {
         super::attr::get_opt(item, field)?.map(|value| field_value(strings, &value)).transpose()
     };
-    let mut fields = RuleFields { tag: attribute(&attributes.tag)?, ..RuleFields::default() };
-    fields.tool_name = attribute(&attributes.tool_name)?;
-    if kind.has_children() {
-        fields.children = attribute(&attributes.children)?;
-    }
-    if kind == RuleKind::MaxCountPerStep {
-        fields.max_count_limit = attribute(&attributes.max_count_limit)?;
-    }
-    Ok(fields.into_letta_object_rule(kind))
+    let tag = attribute(&attributes.tag)?;
+    let tool_name = attribute(&attributes.tool_name)?;
+    let children = if kind.has_children() { attribute(&attributes.children)? } else { None };
+    let limit = if kind == RuleKind::MaxCountPerStep { attribute(&attributes.max_count_limit)? } else { None };
+    Ok(ToolRule::of_letta_object(kind, tag.as_ref(), tool_name.as_ref(), children.as_ref(), limit.as_ref()))
 }
 
-/// The rule kind of each class met in one call: Letta's rule classes have one, others none.
-/// Asking a class for its module and name costs more than reading a rule; a class that
-/// changes (its `__module__`, its `__name__`) gets a new version tag and is asked again.
-#[derive(Default)]
-struct LettaClasses(Vec<(usize, u32, Option<RuleKind>)>);
-
-impl LettaClasses {
-    fn kind(&mut self, class: &Bound<'_, PyType>) -> PyResult<Option<RuleKind>> {
-        let tp = class.as_type_ptr();
-        let version = version_tag(tp);
-        let known = |&&(t, v, _): &&(usize, u32, Option<RuleKind>)| t == tp as usize && v == version && v != 0;
-        if let Some(&(_, _, kind)) = self.0.iter().find(known) {
-            return Ok(kind);
-        }
-        let kind = if module_name(class)?.is_some_and(|m| m.to_str().is_ok_and(|m| m == LETTA_MODULE)) {
-            RuleKind::of_letta_class(class.name()?.to_str()?)
-        } else {
-            None
-        };
-        // The lookups just made give the class a tag if it had none.
-        self.0.push((tp as usize, version_tag(tp), kind));
-        Ok(kind)
+/// The rule kind of a class: Letta's rule classes have one, others none. Asking a class for
+/// its module and name costs more than reading a rule, so the answer is remembered per thread
+/// (`crate::lookups`) by the class's version tag, which changes when its `__module__` or
+/// `__name__` is set.
+fn rule_kind(class: &Bound<'_, PyType>) -> PyResult<Option<RuleKind>> {
+    let tp = class.as_type_ptr();
+    if let Some(kind) = lookups::rule_kind(tp as usize, version_tag(tp)) {
+        return Ok(kind);
     }
+    let kind = if module_name(class)?.is_some_and(|m| m.to_str().is_ok_and(|m| m == LETTA_MODULE)) {
+        RuleKind::of_letta_class(class.name()?.to_str()?)
+    } else {
+        None
+    };
+    // The lookups just made give the class a tag if it had none.
+    lookups::remember_rule_kind(tp as usize, version_tag(tp), kind);
+    Ok(kind)
 }
 
 /// `class.__module__` when it is a str, read as CPython 3.13's `PyType_GetModuleName` reads it:

@@ -560,6 +560,8 @@ timezones = st.one_of(
     short_texts,
 )
 counts = st.one_of(st.integers(-5, 10**12), st.none(), st.booleans())
+# Where an int stops fitting 64 bits (the Rust side formats those that fit itself).
+ints_at_i64_edges = st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**40])
 
 
 @st.composite
@@ -570,7 +572,9 @@ def metadata_args(draw) -> dict:
         "timezone": draw(timezones),
         "agent_id": draw(st.one_of(st.just("agent-123"), texts(max_pieces=5), st.none(), st.integers())),
         "conversation_id": draw(st.one_of(st.just("default"), texts(max_pieces=5), st.none())),
-        "previous_message_count": draw(st.one_of(st.integers(-5, 10**9), st.none(), short_texts)),
+        "previous_message_count": draw(
+            st.one_of(st.integers(-5, 10**9), ints_at_i64_edges, st.booleans(), st.none(), short_texts)
+        ),
         "archival_memory_size": draw(counts),
         "archive_tags": draw(st.one_of(st.none(), st.just([]), st.lists(texts(max_pieces=4), max_size=4))),
     }

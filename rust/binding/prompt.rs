@@ -316,6 +316,8 @@ pub fn compile_memory_metadata_block<'py>(
     archive_tags: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyString>> {
     let strings = Strings::new(py);
+    // Room for the block's texts (the zone's name, the agent and conversation ids, the counts).
+    strings.expect(8);
     let meta = metadata(
         &strings,
         memory_edit_timestamp,
@@ -368,6 +370,9 @@ pub fn get_system_message_from_compiled_memory<'py>(
         return Err(PyNotImplementedError::new_err("user_defined_variables is not supported"));
     }
     let strings = Strings::new(py);
+    // Room for what a message holds (its template, the memory, the block and the block's
+    // texts), so that the list is not grown a string at a time.
+    strings.expect(8);
     let meta = metadata(
         &strings,
         in_context_memory_last_edit,

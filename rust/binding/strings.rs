@@ -299,6 +299,12 @@ impl<'py> Strings<'py> {
         if let Ok(s) = obj.cast_exact::<PyString>() {
             return self.whole(s);
         }
+        // An exact int's is its decimal digits, made here without a Python str.
+        if obj.is_exact_instance_of::<pyo3::types::PyInt>() {
+            if let Ok(n) = obj.extract::<i64>() {
+                return Ok(Text::from(n.to_string().into_bytes()));
+            }
+        }
         // SAFETY: PyObject_Format with an empty spec is what an f-string calls.
         let formatted = unsafe {
             let empty = PyString::new(self.py, "");

@@ -2,7 +2,8 @@
 //! `None` or a `memprompt.types.ToolUsageRules` out.
 //!
 //! Letta validates the rules with pydantic's lax mode before it renders them. The
-//! fast path (decided by `tool_rules::RuleFields` on the values converted here) takes
+//! fast path (decided by `tool_rules::RuleFields` for a dict and `ToolRule::of_letta_object`
+//! for an object, on the values converted here) takes
 //! the inputs whose validation is trivial: a `list` or `tuple`
 //! of plain `dict`s with `str` keys and values of the exact types Letta declares
 //! (str, list of str, int, bool, dict, None), and the exact objects of Letta's own
@@ -159,7 +160,8 @@ super::attr::fields! {
     RuleAttributes { tag: "type", tool_name: "tool_name", children: "children", max_count_limit: "max_count_limit" }
 }
 
-/// The rule when its validation is trivial (`tool_rules::RuleFields` decides); `None` for anything else.
+/// The rule when its validation is trivial (`RuleFields` decides for a dict,
+/// `ToolRule::of_letta_object` for an object); `None` for anything else.
 fn fast_rule<'s, 'py>(
     strings: &'s Strings<'py>,
     attributes: &RuleAttributes<'py>,

@@ -66,6 +66,12 @@ def alone(m_kwargs, c_kwargs, metadata: str, template: str) -> list[tuple[str, s
     elif blocks:
         memory.append(("memory_blocks", blocks))
     memory += [(name, part[2:]) for name, part in (("tool_usage_rules", rules), ("directories", dirs)) if part]
+    return in_message_order(template, memory, metadata)
+
+
+def in_message_order(template: str, memory: list[tuple[str, str]], metadata: str) -> list[tuple[str, str]]:
+    """The (name, text) of a message's sections: the template's pieces, the memory's sections and the metadata
+    block in place of each {CORE_MEMORY} (after the template when it has none)."""
     expected: list[tuple[str, str]] = []
     pieces = template.split("{CORE_MEMORY}") if "{CORE_MEMORY}" in template else [template, ""]
     for i, piece in enumerate(pieces):
@@ -74,6 +80,21 @@ def alone(m_kwargs, c_kwargs, metadata: str, template: str) -> list[tuple[str, s
         if piece:
             expected.append(("system_prompt", piece))
     return expected
+
+
+def built_with(get_system_message, template: str, memory: str, meta: dict) -> str:
+    """``get_system_message_from_compiled_memory`` (memprompt's or Letta's) with ``metadata_args``' arguments."""
+    return get_system_message(
+        template,
+        memory,
+        meta["agent_id"],
+        meta["memory_edit_timestamp"],
+        meta["timezone"],
+        previous_message_count=meta["previous_message_count"],
+        archival_memory_size=meta["archival_memory_size"],
+        archive_tags=meta["archive_tags"],
+        conversation_id=meta.get("conversation_id", "default"),
+    )
 
 
 @pytest.mark.parametrize("template", sorted(TEMPLATES))
@@ -118,17 +139,7 @@ def test_generated_messages_rust_is_the_reference(memory, template, meta):
     m_kwargs, c_kwargs = memory
     try:
         compiled = mp.Memory(**m_kwargs).compile_with_fingerprint(**c_kwargs)
-        text = mp.get_system_message_from_compiled_memory(
-            template,
-            compiled.text,
-            meta["agent_id"],
-            meta["memory_edit_timestamp"],
-            meta["timezone"],
-            previous_message_count=meta["previous_message_count"],
-            archival_memory_size=meta["archival_memory_size"],
-            archive_tags=meta["archive_tags"],
-            conversation_id=meta["conversation_id"],
-        )
+        text = built_with(mp.get_system_message_from_compiled_memory, template, compiled.text, meta)
     except Exception:  # noqa: BLE001 - inputs the contract refuses are tested elsewhere
         return
     sections = assert_same(

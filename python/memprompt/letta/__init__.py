@@ -78,8 +78,9 @@ def install(*, allow_other_versions: bool = False, rebuild: bool = False, mode: 
 
         rendering.install()
         if wanted != "render":
-            from . import decisions, fanout, stamps
+            from . import context, decisions, fanout, stamps
 
+            context.install()
             decisions.install(wanted)
             fanout.install(stable=wanted == "stable")
             stamps.create_table(_database_uri())

@@ -246,3 +246,34 @@ async def test_a_message_it_cannot_cut_gets_letta_s_overview(server, actor, froz
         stocks = await server.agent_manager.get_context_window(agent_id=agent.id, actor=actor)
     assert mine.model_dump(exclude={"messages"}) == stocks.model_dump(exclude={"messages"})
     assert "context-window overview failed" in caplog.text
+
+
+async def test_the_counts_add_up_with_any_counter(server, actor, frozen_time):
+    """A counter that frames each text it counts (as Anthropic's and Gemini's counting APIs do): the fields still
+    sum to its count of the whole message, where stock's sum holds the framing once a section."""
+    from letta.services.context_window_calculator.context_window_calculator import ContextWindowCalculator
+    from letta.services.context_window_calculator.token_counter import ApproxTokenCounter
+
+    class Framed(ApproxTokenCounter):
+        async def count_text_tokens(self, text: str) -> int:
+            return 9 + await super().count_text_tokens(text) if text else 0
+
+    agent = await create_agent(
+        server, actor, blocks=[("system/persona", "I am Sam."), ("system/human", HOSTILE)], tags=["git-memory-enabled"]
+    )
+    with memprompt.letta.installed(mode="rebuild"):
+        state, message, messages, archival = await server.agent_manager.rebuild_system_prompt_async(
+            agent_id=agent.id, actor=actor, force=True, dry_run=True
+        )
+        mine = await ContextWindowCalculator().calculate_context_window(
+            agent_state=state,
+            actor=actor,
+            token_counter=Framed(),
+            message_manager=server.message_manager,
+            system_message_compiled=message,
+            num_archival_memories=archival,
+            num_messages=messages,
+        )
+    whole = await Framed().count_text_tokens(message.content[0].text)
+    assert sum(getattr(mine, name) for name in TOKEN_FIELDS) == whole
+    assert mine.core_memory.startswith("Reminder: <projection>") and mine.num_tokens_core_memory > 0

@@ -62,10 +62,15 @@ pub fn message_sections(
                 let len = match memory_len {
                     Some(len) => len,
                     None => {
+                        // Cut at the memory's own length, not at a search for the metadata's tag: a
+                        // metadata block holding that tag (an archive tag can) is cut right too.
                         let filled = message.slice(range.start, range.end);
-                        let len = filled.rfind_ascii(METADATA_START).ok_or(Mismatch::Metadata)?;
-                        if !filled.slice(0, len).same_text(memory) {
+                        let len = memory.len();
+                        if len > filled.len() || !filled.slice(0, len).same_text(memory) {
                             return Err(Mismatch::Memory);
+                        }
+                        if !filled.slice(len, filled.len()).starts_with_ascii(METADATA_START) {
+                            return Err(Mismatch::Metadata);
                         }
                         *memory_len.insert(len)
                     }
@@ -181,6 +186,16 @@ mod tests {
         let found = cut("S", &message, memory, &[("memory_blocks", 0, memory.len())]).unwrap();
         assert_eq!(found[1].1, memory);
         assert_eq!(found[2].1, META);
+    }
+
+    #[test]
+    fn a_metadata_block_holding_its_own_tag_is_cut_after_the_memory() {
+        let memory = "<memory_blocks>v</memory_blocks>";
+        let metadata = "<memory_metadata>\n- tags: a\n\n<memory_metadata>\n</memory_metadata>";
+        let message = format!("S\n\n{memory}\n\n{metadata}");
+        let found = cut("S", &message, memory, &[("memory_blocks", 0, memory.len())]).unwrap();
+        assert_eq!(found[1].1, memory);
+        assert_eq!(found[2], ("memory_metadata", metadata.to_string()));
     }
 
     #[test]

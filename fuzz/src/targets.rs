@@ -575,8 +575,11 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
     let clean_metadata = !contains(&block.buf, METADATA_START);
     if placed && clean_metadata {
         assert_eq!(stored.as_deref(), Some(&memory[..]), "stored_memory_section gives back the memory section");
+    }
+    if placed {
         // The whole message is cut into the template's text, the memory (one section here) and the
-        // metadata block, with nothing but "\n\n" between them.
+        // metadata block, with nothing but "\n\n" between them: at the memory's length, so a metadata
+        // block holding its own tag is cut right too.
         let held_message = Final::of(&message.buf[..]).expect("a message is text");
         let whole = Section { name: memory::section::MEMORY_BLOCKS, start: 0, end: held.native().len() };
         let spans = if memory.is_empty() { vec![] } else { vec![whole] };

@@ -41,11 +41,11 @@ def message_sections(system_prompt: str, memory: Compiled, message_text: str) ->
             sections.append(("system_prompt", start, end))
         elif kind == "memory":
             filled = message_text[start:end]
-            length = filled.rfind(METADATA_START)
-            if length < 0:
-                raise ValueError(NO_METADATA)
+            length = len(memory.text)
             if filled[:length] != memory.text:
                 raise ValueError(NOT_THIS_MEMORY)
+            if not filled.startswith(METADATA_START, length):
+                raise ValueError(NO_METADATA)
             sections += [(name, start + a, start + b) for name, a, b in inner]
             sections.append(("memory_metadata", start + length + 2, end))
     return tuple(Section(name, a, b, message_text[a:b]) for name, a, b in sections)

@@ -9,14 +9,44 @@ The agent's messages and tools are counted as stock counts them.
 from __future__ import annotations
 
 import math
+import os
+import re
+from pathlib import Path
 
 from letta_process import LettaServer
-from test_conversation import TIME
-from test_fanout_bench import EMBEDDING, LLM, LOGS, _assert_every_worker_patched, _client
 
 from memprompt.letta.context import TOKENS_OF
 
 TOKEN_FIELDS = tuple(TOKENS_OF.values())
+LOGS = Path(os.environ.get("MEMPROMPT_E2E_LOGS", "/tmp"))
+#: The metadata's recompile time, which differs between the two servers' renders.
+TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [AP]M [A-Z]+[+-]\d{4}")
+#: No LLM is called: the agent is created and its overview read. Port 9 (discard) answers nothing.
+LLM = {
+    "model": "mock",
+    "model_endpoint_type": "openai",
+    "model_endpoint": "http://127.0.0.1:9/v1",
+    "context_window": 32000,
+}
+EMBEDDING = {
+    "embedding_endpoint_type": "openai",
+    "embedding_endpoint": "http://127.0.0.1:9/v1",
+    "embedding_model": "mock-embedding",
+    "embedding_dim": 1536,
+    "embedding_chunk_size": 300,
+}
+
+
+def _client(server: LettaServer):
+    from letta_client import Letta
+
+    return Letta(base_url=server.url, timeout=300, max_retries=0)
+
+
+def _assert_every_worker_patched(server: LettaServer, mode: str) -> None:
+    workers, patched = server.worker_pids(), server.patched_pids()
+    assert len(workers) == 2 and workers <= set(patched), f"workers {sorted(workers)}, patched {patched}"
+    assert set(patched.values()) == {mode}
 
 
 def _git_agent(client) -> str:

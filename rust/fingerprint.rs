@@ -47,11 +47,23 @@ pub fn fingerprint_native(text: Native<'_>) -> u128 {
     })
 }
 
-/// Where the text that replaced every `{CORE_MEMORY}` in `message` is (its first
-/// occurrence, in code points), if `message` was built from `template` (with the
-/// placeholder appended when it has none): the template's text must frame it and every
-/// occurrence must hold the same text. Both are read in their own width.
-pub fn replaced_text(template: Native<'_>, message: Native<'_>) -> Option<Range<usize>> {
+/// A part of a stored message parsed against its template, and where it lies (code points).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placed {
+    /// The template's own text.
+    Template(Range<usize>),
+    /// The `"\n\n"` before a memory appended to a template that has no placeholder.
+    Appended(Range<usize>),
+    /// What replaced a `{CORE_MEMORY}`: the memory section, `"\n\n"`, the metadata block.
+    Memory(Range<usize>),
+}
+
+/// Where each part of `template` is in `message`, in order, handed to `each`, if `message`
+/// was built from `template` (with the placeholder appended when it has none): the
+/// template's text must frame the memory and every occurrence must hold the same text.
+/// `None` (after any number of parts were handed on) when it was not. Both are read in
+/// their own width.
+pub fn place(template: Native<'_>, message: Native<'_>, mut each: impl FnMut(Placed)) -> Option<()> {
     let parts = parts(Chars::Native(template), true);
     let literal: usize = parts.iter().map(|p| if let Part::Template(t) = p { t.units() } else { 0 }).sum();
     let slots = parts.iter().filter(|p| matches!(p, Part::Memory)).count();
@@ -60,28 +72,45 @@ pub fn replaced_text(template: Native<'_>, message: Native<'_>) -> Option<Range<
         return None;
     }
     let width = filled / slots;
-    let (mut at, mut replaced): (usize, Option<Range<usize>>) = (0, None);
+    let (mut at, mut first): (usize, Option<Range<usize>>) = (0, None);
     for part in parts {
         let len = match part {
             Part::Template(literal) => literal.units(),
             Part::Memory => width,
         };
-        let text = message.slice(at, at.checked_add(len).filter(|&end| end <= message.len())?);
+        let end = at.checked_add(len).filter(|&end| end <= message.len())?;
+        let text = message.slice(at, end);
         match part {
             Part::Template(Chars::Native(literal)) if !text.same_text(literal) => return None,
+            Part::Template(Chars::Native(_)) => each(Placed::Template(at..end)),
             // `parts` gives UTF-8 only for the "\n\n" before an appended placeholder.
             Part::Template(Chars::Utf8(literal)) if !(literal.is_ascii() && text.starts_with_ascii(literal)) => {
                 return None
             }
-            Part::Memory => match &replaced {
-                Some(first) if !message.slice(first.start, first.end).same_text(text) => return None,
-                Some(_) => {}
-                None => replaced = Some(at..at + len),
-            },
-            Part::Template(_) => {}
+            Part::Template(Chars::Utf8(_)) => each(Placed::Appended(at..end)),
+            Part::Memory => {
+                match &first {
+                    Some(first) if !message.slice(first.start, first.end).same_text(text) => return None,
+                    Some(_) => {}
+                    None => first = Some(at..end),
+                }
+                each(Placed::Memory(at..end));
+            }
         }
-        at += len;
+        at = end;
     }
+    Some(())
+}
+
+/// Where the text that replaced every `{CORE_MEMORY}` in `message` is (its first
+/// occurrence, in code points), if `message` was built from `template` (see `place`).
+pub fn replaced_text(template: Native<'_>, message: Native<'_>) -> Option<Range<usize>> {
+    let mut replaced = None;
+    place(template, message, |placed| {
+        if let (Placed::Memory(range), None) = (placed, &replaced) {
+            replaced = Some(range);
+        }
+    })?;
     replaced
 }
 

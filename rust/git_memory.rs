@@ -28,7 +28,8 @@ const PERSONA: &[u8] = b"system/persona";
 /// `repr()` of a dict; such inputs go to the reference renderer.
 const RESERVED: [&[u8]; 3] = [b"__value__", b"__description__", b"__label__"];
 
-const REMINDER: &str = "\n\nReminder: <projection> contains the local path of the memory file projection.";
+/// The line git memory starts with (after its "\n\n"), before `<self>` and `<memory>`.
+pub const REMINDER: &str = "\n\nReminder: <projection> contains the local path of the memory file projection.";
 
 /// True when Letta would render a dict's `repr()` for these blocks: some `system/`
 /// label has a part equal to one of Letta's reserved keys. `render` is only exact

@@ -1,7 +1,8 @@
 //! memprompt: Letta 0.16.8's memory prompt, rendered byte for byte in Rust.
 //!
 //! One module per section renderer; `text` holds Python's string semantics,
-//! `fingerprint` the XXH3-128 fingerprints, `file_tree` the one tree drawer, `out` the
+//! `fingerprint` the XXH3-128 fingerprints and the exact parse of a stored message,
+//! `message_sections` where each section of a whole message lies, `file_tree` the one tree drawer, `out` the
 //! sinks every renderer writes to, `compile_cache` a memory's last compile and the proofs
 //! that it still holds, `lookups` where attribute lookup finds a field across calls,
 //! `binding` the thin pyo3 layer.
@@ -17,6 +18,7 @@ pub mod git_memory;
 pub mod line_numbered;
 pub mod lookups;
 pub mod memory;
+pub mod message_sections;
 pub mod metadata;
 pub mod model;
 pub mod out;

@@ -216,8 +216,22 @@ def test_compile_json(capsys: pytest.CaptureFixture[str], agentfiles: Path) -> N
     assert status == 0
     assert [r["name"] for r in records] == ["lettabot-builder", "Nameless Agent-sleeptime"]
     for record, agent in zip(records, load(agentfiles / "lettabot-builder.af").agents, strict=True):
-        assert sorted(record) == ["fingerprint", "memory", "name", "system_message"]
+        assert sorted(record) == [
+            "fingerprint",
+            "memory",
+            "memory_sections",
+            "name",
+            "system_message",
+            "system_message_sections",
+        ]
         assert record["memory"] == agent.compile_memory()
+        compiled = agent.compile_memory_with_fingerprint()
+        assert record["memory_sections"] == {name: list(span) for name, span in compiled.sections.items()}
+        sections = memprompt.message_sections(agent.system, compiled, record["system_message"])
+        assert record["system_message_sections"] == [{"name": s.name, "start": s.start, "end": s.end} for s in sections]
+        rules = ["tool_usage_rules"] if agent.tool_usage_rules() is not None else []
+        names = ["system_prompt", "memory_blocks", *rules, "memory_metadata"]
+        assert [s["name"] for s in record["system_message_sections"]] == names
         assert record["fingerprint"] == f"{memprompt.fingerprint(record['memory']):032x}"
         assert len(record["fingerprint"]) == 32
         assert record["system_message"].startswith(agent.system + "\n\n" + record["memory"] + METADATA_START)

@@ -1,8 +1,8 @@
 //! Invariants of rendered output that hold for every input: a failed check panics,
 //! which libFuzzer reports as a crash.
 
-use memprompt::out::{Final, Out, Render};
-use memprompt::text::char_len;
+use memprompt::out::{Final, Out, Render, Section};
+use memprompt::text::{char_len, Native};
 
 /// The number of code points of `bytes` when they are UTF-8 with `surrogatepass` (what
 /// Python can decode back into a `str`): no overlong forms, nothing above U+10FFFF,
@@ -64,6 +64,19 @@ pub fn sections(out: &Out) {
         assert!(text.ends_with(close.as_bytes()), "section {} does not end with its tag", s.name);
         last_end = s.end;
     }
+}
+
+/// A message's sections (code points) are in order, none empty, and tile `message` with only
+/// `"\n\n"` separators between them and before the first; the last ends where it ends.
+pub fn tiled(sections: &[Section], message: Native<'_>) {
+    let mut at = 0;
+    for s in sections {
+        assert!(at <= s.start && s.start < s.end && s.end <= message.len(), "section {} out of order", s.name);
+        let gap = message.slice(at, s.start);
+        assert!(gap.len().is_multiple_of(2) && gap.count_newlines() == gap.len(), "text before section {}", s.name);
+        at = s.end;
+    }
+    assert_eq!(at, message.len(), "text after the last section");
 }
 
 /// The final-width path (measured, allocated at its class's width, written in place, as the

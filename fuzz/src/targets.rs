@@ -4,10 +4,11 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memprompt::error::RenderResult;
 use memprompt::fingerprint::{stored_memory_section, METADATA_START};
+use memprompt::message_sections::message_sections;
 use memprompt::metadata::Metadata;
 use memprompt::model::Text as TextCow;
 use memprompt::model::{Block, Chars, ClientSkill, CompileInput, Listed, ToolUsageRules};
-use memprompt::out::{Final, Out, Render, Sink};
+use memprompt::out::{Final, Out, Render, Section, Sink};
 use memprompt::posix_path;
 use memprompt::skills::{self, Cwd, Rendered};
 use memprompt::system_message::{SystemMessage, PLACEHOLDER};
@@ -133,6 +134,24 @@ pub fn compile(data: &[u8], export: bool) -> Option<Json> {
             let (native_out, _) = render_compile(&native);
             assert_eq!(native_out.buf, out.buf, "values held in their own width (as from Python) render the same");
             check::final_width(&memory::Compile::prepare(&native).expect("prepared once already"), &out);
+            // A message built around the memory is cut where its sections are, by their spans: whatever the
+            // blocks hold, each section of the message is that section of the memory.
+            let prepared = memory::Compile::prepare(&input).expect("prepared once already");
+            let fin = Final::of(&prepared).expect("rendered once already");
+            let meta = b"<memory_metadata>\n</memory_metadata>";
+            let system = SystemMessage::new(Chars::Utf8(b"S"), Chars::Native(fin.native()), Chars::Utf8(meta), true);
+            let message = Final::of(&system).expect("a system message always renders");
+            let template = Final::of(&b"S"[..]).expect("text");
+            let sections = message_sections(template.native(), message.native(), fin.native(), &fin.sections)
+                .expect("a message holds the sections of its memory");
+            check::tiled(&sections, message.native());
+            let inner: Vec<&str> =
+                sections.iter().map(|s| s.name).filter(|n| fin.sections.iter().any(|f| f.name == *n)).collect();
+            assert_eq!(
+                inner,
+                fin.sections.iter().map(|s| s.name).collect::<Vec<_>>(),
+                "every span of the memory is a section"
+            );
         }
         Err(_) => assert!(input.git_enabled && !react, "only git memory's external tree can fail"),
     }
@@ -556,6 +575,17 @@ pub fn prompt(data: &[u8], export: bool) -> Option<Json> {
     let clean_metadata = !contains(&block.buf, METADATA_START);
     if placed && clean_metadata {
         assert_eq!(stored.as_deref(), Some(&memory[..]), "stored_memory_section gives back the memory section");
+    }
+    if placed {
+        // The whole message is cut into the template's text, the memory (one section here) and the
+        // metadata block, with nothing but "\n\n" between them: at the memory's length, so a metadata
+        // block holding its own tag is cut right too.
+        let held_message = Final::of(&message.buf[..]).expect("a message is text");
+        let whole = Section { name: memory::section::MEMORY_BLOCKS, start: 0, end: held.native().len() };
+        let spans = if memory.is_empty() { vec![] } else { vec![whole] };
+        let sections = message_sections(held_template.native(), held_message.native(), held.native(), &spans)
+            .expect("a built message has its sections");
+        check::tiled(&sections, held_message.native());
     }
     let raw = stored_in(&p.message.0);
 

@@ -12,8 +12,9 @@ from ._core import (
 )
 from .memory import Memory, compile_many
 from .rebuild import PromptStamp, RebuildDecision, SystemMessage, build_system_message, needs_rebuild
+from .sections import SECTION_NAMES, message_sections
 from .tool_rules import compile_tool_rule_prompts
-from .types import Block, ClientSkill, Compiled, FileBlock, LLMConfig, Source, ToolUsageRules
+from .types import Block, ClientSkill, Compiled, FileBlock, LLMConfig, Section, Source, ToolUsageRules
 
 __version__ = "0.1.0"
 
@@ -30,6 +31,8 @@ __all__ = [
     "Memory",
     "PromptStamp",
     "RebuildDecision",
+    "SECTION_NAMES",
+    "Section",
     "Source",
     "SystemMessage",
     "ToolUsageRules",
@@ -39,6 +42,7 @@ __all__ = [
     "compile_tool_rule_prompts",
     "fingerprint",
     "get_system_message_from_compiled_memory",
+    "message_sections",
     "needs_rebuild",
     "safe_format",
     "stored_memory_section",

@@ -19,6 +19,7 @@ __all__ = [
     "track_edits",
     "fingerprint",
     "stored_memory_section",
+    "message_sections",
     "compile_memory",
     "compile_many",
     "compile_available_skills",
@@ -144,6 +145,12 @@ def fingerprint(text: str) -> int:
 
 def stored_memory_section(template: str, message: str) -> Optional[str]:
     """The memory section of ``message`` if it was built from ``template``, else ``None``."""
+
+def message_sections(
+    system_prompt: str, memory_text: str, memory_sections: dict[str, tuple[int, int]], message: str
+) -> list[tuple[str, int, int]]:
+    """Where each section of ``message`` lies (``(name, start, end)`` in code points, in message order), if it
+    was built from ``system_prompt`` around the memory ``memory_text`` with those sections; else ``ValueError``."""
 
 def compile_memory_metadata_block(
     memory_edit_timestamp: datetime,

@@ -30,7 +30,7 @@ from typing import Any, Literal, NoReturn
 
 from . import compile_tool_rule_prompts, get_system_message_from_compiled_memory
 from .memory import Memory
-from .types import DEFAULT_BLOCK_LIMIT, Block, FileBlock, LLMConfig, Source, ToolUsageRules
+from .types import DEFAULT_BLOCK_LIMIT, Block, Compiled, FileBlock, LLMConfig, Source, ToolUsageRules
 
 __all__ = ["Agent", "AgentFile", "AgentFileError", "load", "loads"]
 
@@ -110,7 +110,11 @@ class Agent:
 
     def compile_memory(self) -> str:
         """The memory section, as Letta compiles it when it rebuilds this agent's system message."""
-        return self.memory().compile(
+        return self.compile_memory_with_fingerprint().text
+
+    def compile_memory_with_fingerprint(self) -> Compiled:
+        """``compile_memory``'s text, with its fingerprint and where its sections are."""
+        return self.memory().compile_with_fingerprint(
             tool_usage_rules=self.tool_usage_rules(),
             sources=self.sources,
             max_files_open=self.max_files_open,

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO, TypeAlias
 
-from . import LETTA_VERSION, __version__, fingerprint, needs_rebuild, stored_memory_section
+from . import LETTA_VERSION, __version__, message_sections, needs_rebuild, stored_memory_section
 from .agentfile import Agent, AgentFileError, load
 
 # Exit statuses.
@@ -112,7 +112,8 @@ def add_compile(commands: Subcommands) -> None:
         "--json",
         action="store_true",
         help="print one JSON object per line per agent: name, memory, fingerprint (XXH3-128 of memory, in hex), "
-        "system_message",
+        "memory_sections ({name: [start, end]} in memory), system_message, system_message_sections "
+        "([{name, start, end}] in system_message, in order); offsets are in code points",
     )
     parser.set_defaults(run=run_compile)
 
@@ -132,12 +133,16 @@ def run_compile(args: argparse.Namespace) -> int:
     if args.json:
         for agent in agents:
             with _compiling(agent):
-                memory = agent.compile_memory()
+                memory = agent.compile_memory_with_fingerprint()
+                system_message = agent.compile_system_message(now)
+                sections = message_sections(agent.system, memory, system_message)
                 record = {
                     "name": agent.name,
-                    "memory": memory,
-                    "fingerprint": f"{fingerprint(memory):032x}",
-                    "system_message": agent.compile_system_message(now),
+                    "memory": memory.text,
+                    "fingerprint": f"{memory.fingerprint:032x}",
+                    "memory_sections": {name: list(span) for name, span in memory.sections.items()},
+                    "system_message": system_message,
+                    "system_message_sections": [{"name": s.name, "start": s.start, "end": s.end} for s in sections],
                 }
             _emit(json.dumps(record))
         return OK

@@ -178,3 +178,19 @@ class Compiled:
 
     def __str__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One section of a whole system message: its name, where it lies and its text.
+
+    ``start`` and ``end`` are offsets in code points, so ``text == message[start:end]``;
+    the names are ``system_prompt`` (the template's text around the memory), the
+    memory's own (``memory_blocks``; for git memory ``reminder``, ``self``, ``memory``;
+    ``tool_usage_rules``, ``directories``) and ``memory_metadata``.
+    """
+
+    name: str
+    start: int
+    end: int
+    text: str

@@ -17,6 +17,7 @@ use crate::directories::SourceIds;
 use crate::git_memory;
 use crate::memory;
 use crate::memory::Compile;
+use crate::message_sections;
 use crate::model::CompileInput;
 use crate::out::Section;
 use crate::skills::AvailableSkills;
@@ -44,12 +45,13 @@ impl Detail {
     }
 }
 
-/// A section's name as a Python `str`: the compile's own names are interned once (their hashes
-/// kept), any other is made anew.
-fn section_name<'py>(py: Python<'py>, name: &'static str) -> Bound<'py, PyString> {
+/// A section's name as a Python `str`: the compile's and a message's own names are interned
+/// once (their hashes kept), any other is made anew.
+pub(super) fn section_name<'py>(py: Python<'py>, name: &'static str) -> Bound<'py, PyString> {
     static NAMES: PyOnceLock<Vec<(&'static str, Py<PyString>)>> = PyOnceLock::new();
     let names = NAMES.get_or_init(py, || {
-        memory::section::ALL.iter().map(|&name| (name, PyString::intern(py, name).unbind())).collect()
+        let all = memory::section::ALL.iter().chain(&message_sections::name::ALL);
+        all.map(|&name| (name, PyString::intern(py, name).unbind())).collect()
     });
     match names.iter().find(|(known, _)| *known == name) {
         Some((_, interned)) => interned.bind(py).clone(),

@@ -35,6 +35,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache::track_edits, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint::fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint::stored_memory_section, m)?)?;
+    m.add_function(wrap_pyfunction!(fingerprint::message_sections, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_memory, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_many, m)?)?;
     m.add_function(wrap_pyfunction!(memory::compile_available_skills, m)?)?;

@@ -12,7 +12,8 @@ Modes:
 
 - ``render`` (``rendering``): the renderers only; every byte as stock.
 - ``rebuild``: also Letta's decisions to rebuild message[0], made exactly (``decisions``), the shared-block
-  fan-out batched (``fanout``), and what each message[0] was built from recorded (``stamps``).
+  fan-out batched (``fanout``), and what each message[0] was built from recorded (``stamps``). Every mode but
+  ``render`` also makes the context-window overview's sections of message[0] exact (``context``).
 - ``stable``: as ``rebuild``, and a forced refresh (compaction, memory tools, fan-out) leaves message[0]
   byte for byte as it is unless its template or memory section changed.
 
@@ -78,8 +79,9 @@ def install(*, allow_other_versions: bool = False, rebuild: bool = False, mode: 
 
         rendering.install()
         if wanted != "render":
-            from . import decisions, fanout, stamps
+            from . import context, decisions, fanout, stamps
 
+            context.install()
             decisions.install(wanted)
             fanout.install(stable=wanted == "stable")
             stamps.create_table(_database_uri())

@@ -10,6 +10,7 @@ import xxhash
 
 from .memory import Memory
 from .metadata import compile_memory_metadata_block
+from .sections import message_sections
 from .system_message import get_system_message_from_compiled_memory, safe_format
 from .tool_rules import compile_tool_rule_prompts
 
@@ -19,6 +20,7 @@ __all__ = [
     "compile_tool_rule_prompts",
     "fingerprint",
     "get_system_message_from_compiled_memory",
+    "message_sections",
     "safe_format",
 ]
 

@@ -18,6 +18,8 @@ PERSONA = "system/persona"
 # Letta then prints a dict's repr), so the tree keeps exactly this shape.
 VALUE, DESCRIPTION, LABEL = "__value__", "__description__", "__label__"
 FIELDS = (VALUE, DESCRIPTION, LABEL)
+# Git memory's first line, before <self> and <memory>.
+REMINDER = "\n\nReminder: <projection> contains the local path of the memory file projection."
 
 
 def render_git(blocks: list[BlockData]) -> list[tuple[str | None, str]]:
@@ -25,9 +27,7 @@ def render_git(blocks: list[BlockData]) -> list[tuple[str | None, str]]:
     system = [b for b in blocks if b.label and b.label.startswith(SYSTEM)]
     if not system:
         return []
-    pieces: list[tuple[str | None, str]] = [
-        (None, "\n\nReminder: <projection> contains the local path of the memory file projection.")
-    ]
+    pieces: list[tuple[str | None, str]] = [(None, REMINDER)]
     persona = next((b for b in system if b.label == PERSONA), None)
     if persona is not None:
         value = (persona.value or "").rstrip("\n")

@@ -33,7 +33,10 @@ def test_report_with_letta_shows_ratios_over_the_floors(tmp_path):
     assert "| 10 us | 8.33x |" in plain_row  # Letta over the read and copy floors
     metadata_row = next(line for line in lines if line.startswith("| block |"))
     assert "| 0 | none | 100 ns | 100 ns |" in metadata_row, metadata_row  # no field read: the copy floor alone
-    assert "Read floor: memory .agent_type; llm config .model_endpoint_type (if given);" in text
+    assert (
+        "Read floor: memory .agent_type; agent type .value (an enum); llm config .model_endpoint_type (if given);"
+        in text
+    )
     goal = next(line for line in lines if line.startswith("| plain, 5 x 2 KB |"))
     assert goal.endswith("| **met** |") and "10 us" in goal  # Letta's median here
     memory = next(line for line in lines if line.startswith("| plain/10x1MB |"))

@@ -42,9 +42,11 @@ def test_every_goal_names_cases_that_exist():
     ids = {(case.renderer, case.name) for case in workloads.all_cases(AGENT_FILES)}
     renderers = {renderer for renderer, _ in ids}
     for goal in GOALS:
-        assert set(goal.workload.renderers) <= renderers, goal.name
-        for renderer in goal.workload.renderers:
-            assert {(renderer, name) for name in goal.workload.cases} <= ids, goal.name
+        for criterion in goal.criteria:
+            workload = criterion.workload
+            assert set(workload.renderers) <= renderers, goal.name
+            for renderer in workload.renderers:
+                assert {(renderer, name) for name in workload.cases} <= ids, goal.name
 
 
 def test_short_lines_and_no_skills_workloads_are_what_they_say():
@@ -71,13 +73,18 @@ def test_every_implementation_agrees_on_small_cases():
         "real agents: system message/tool_rules",
     ):
         prepared = env.prepare(cases[case_id])
-        assert set(prepared.run) == {"memprompt", "reference", "copy", "decode"}
+        reads = {"read"} if case_id != "rebuild decision/10KB" else set()  # a decision reads no field
+        assert set(prepared.run) == {"memprompt", "reference", "copy", "decode"} | reads
         for impl, call in prepared.run.items():
             prepared.verify(impl, call())
+        prepared.check_reads(case_id)  # no Letta here: the floor reads each listed field once, by getattr
         with pytest.raises(AssertionError):
             prepared.verify("memprompt", "not the output")
         with pytest.raises(AssertionError):
             prepared.verify("copy", prepared.text)  # the copy floor is one character shorter
+        if reads:
+            with pytest.raises(AssertionError):
+                prepared.verify("read", [])
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pytest_benchmark") is None, reason="needs pytest-benchmark")
@@ -94,5 +101,6 @@ def test_the_shipped_suite_runs_from_any_folder(tmp_path):
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    # metadata, 3 rebuild decisions, plain and line-numbered 1x100B, 3 agent cases: 9 cases, 4 implementations each.
-    assert "36 passed" in result.stdout and "9 skipped" in result.stdout, result.stdout[-2000:]
+    # metadata, 3 rebuild decisions, plain and line-numbered 1x100B, 3 agent cases: 9 cases, 4 implementations
+    # each, and the read floor of the 5 that read fields (metadata and the decisions read none).
+    assert "41 passed" in result.stdout and "13 skipped" in result.stdout, result.stdout[-2000:]

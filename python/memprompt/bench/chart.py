@@ -14,14 +14,22 @@ LABELS = {
     "memprompt": "memprompt (Rust)",
     "reference": "reference (Python)",
     "letta": "letta 0.16.8",
+    "read": "read floor (attrgetter)",
     "copy": "copy floor (s[:-1])",
     "decode": "decode floor",
 }
-COLORS = {"memprompt": "#d95f02", "reference": "#1f78b4", "letta": "#33a02c", "copy": "#000000", "decode": "#9f9f9f"}
-MARKERS = {"memprompt": "o", "reference": "s", "letta": "^", "copy": "_", "decode": "_"}
+COLORS = {
+    "memprompt": "#d95f02",
+    "reference": "#1f78b4",
+    "letta": "#33a02c",
+    "read": "#7570b3",
+    "copy": "#000000",
+    "decode": "#9f9f9f",
+}
+MARKERS = {"memprompt": "o", "reference": "s", "letta": "^", "read": "_", "copy": "_", "decode": "_"}
 #: Line styles of a panel's sweeps (first, second ...); the floors are always dashed.
 SWEEP_STYLES = ("-", ":", "-.")
-FLOOR_STYLE = {"copy": "--", "decode": (0, (1, 2))}
+FLOOR_STYLE = {"read": "-.", "copy": "--", "decode": (0, (1, 2))}
 
 
 def write_chart(results: Results, path: Path) -> bool:
@@ -95,7 +103,7 @@ def write_chart(results: Results, path: Path) -> bool:
         panel_handles, panel_labels = ax.get_legend_handles_labels()
         if len(panel_handles) > len(handles):
             handles, labels = panel_handles, panel_labels
-    fig.legend(handles, labels, loc="upper center", ncol=5, frameon=False, fontsize=10, bbox_to_anchor=(0.5, 1.0))
+    fig.legend(handles, labels, loc="upper center", ncol=6, frameon=False, fontsize=10, bbox_to_anchor=(0.5, 1.0))
     fig.suptitle(f"memprompt vs reference vs Letta: {machine_line(results)}", fontsize=8, y=0.965)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(path, dpi=110)

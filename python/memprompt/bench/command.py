@@ -2,12 +2,14 @@
 
 1. Time: the suite shipped in ``memprompt.bench.suite`` (pytest-benchmark), in this Python,
    into ``DIR/bench.json``. Each case runs memprompt (Rust), ``memprompt.reference`` (pure
-   Python), letta 0.16.8 when it is importable, and the two floors on the same input; each
-   asserts that its output equals the reference's.
-2. Memory: a fresh Python (``DIR/memory.json``) measures the peak memory one call adds,
-   on the largest case of each renderer (``memprompt.bench.memory``).
-3. Report: ``DIR/REPORT.md`` (medians, ratios, memory, goals met or missed) and
-   ``DIR/chart.png`` (needs matplotlib, the ``bench`` extra).
+   Python), letta 0.16.8 when it is importable, and the three floors (read, copy, decode)
+   on the same input; each asserts that its output equals the reference's, and the read
+   floor that it reads exactly the fields Letta reads (``memprompt.bench.reads``).
+2. Memory: a fresh Python (``DIR/memory.json``) measures the peak memory one call adds
+   and its working memory, on the largest cases of each renderer (``memprompt.bench.memory``).
+3. Report: ``DIR/REPORT.md`` (medians, ratios to the read, copy and decode floors,
+   memory, goals met or missed) and ``DIR/chart.png`` (needs matplotlib, the ``bench``
+   extra); the goals, met or missed, are printed too.
 
 ``--quick`` runs the ``quick`` subset with fewer rounds (about a minute).
 """
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 
 from .memory import ProbeError, run_memory
-from .report import write_report
+from .report import goals_summary, write_report
 from .results import load_results
 from .timing import extension_build, run_timing
 
@@ -81,5 +83,6 @@ def run(args: argparse.Namespace) -> int:
         raise BenchError(f"{bench_json}: no benchmark results (run without --report-only first)")
     results = load_results(bench_json, memory_json if memory_json.is_file() else None)
     report = write_report(results, out / "REPORT.md", out / "chart.png")
+    print("\n".join(goals_summary(results)))
     print(f"wrote {report}" + (f" and {out / 'chart.png'}" if (out / "chart.png").is_file() else ""))
     return 0

@@ -1,7 +1,19 @@
-"""The memory probe: the peak resident memory one call adds, in a fresh Python.
+"""The memory probe: the peak resident memory one call adds, and its working memory, in a fresh Python.
 
 ``python -m memprompt.bench.memory OUT.json [--quick] [FILE.af ...]`` measures every
 case marked ``memory`` (``memprompt bench`` starts it with :data:`MEMORY_ENV`).
+
+The *working memory* of a call is its peak less what the inputs and the returned
+``str`` hold: ``peak_bytes - result_bytes - passed_bytes`` (at least 0), where
+
+- ``peak_bytes`` is the resident memory the call adds at its peak over the resident
+  memory just before it, when the inputs are already built and resident (so what they
+  hold is not counted);
+- ``result_bytes`` is ``sys.getsizeof`` of the ``str`` it returns (0 for anything else);
+- ``passed_bytes`` is the ``str`` one step of the call hands to the next (the memory
+  section a system message is built around, an input of that step, alive until it returns).
+
+What is left is what the call holds for itself at its peak: buffers, tables, copies.
 """
 
 from __future__ import annotations
@@ -84,6 +96,11 @@ def peak_added(call: Callable[[], Any], before: Callable[[], None] = _nothing, r
     return min(peaks)
 
 
+def working_bytes(peak: int, result: int, passed: int) -> int:
+    """A call's working memory: its peak less the str it returns and the str one step hands the next."""
+    return max(0, peak - result - passed)
+
+
 def traced_peak(call: Callable[[], Any], before: Callable[[], None] = _nothing) -> int:
     """``tracemalloc``'s peak for one call: Python's allocator only (it does not see Rust's)."""
     before()
@@ -116,21 +133,33 @@ def measure_memory(quick: bool, agent_files: Sequence[str] = ()) -> dict[str, An
             call = prepared.run.get(impl)
             if call is None:
                 continue
-            prepared.verify(impl, call())  # and warm up
+            result = call()  # and warm up
+            prepared.verify(impl, result)
+            result_bytes = sys.getsizeof(result) if isinstance(result, str) else 0
+            del result
+            peak = peak_added(call, env.clear_caches)
             record: dict[str, Any] = {
                 "renderer": case.renderer,
                 "case": case.name,
                 "impl": impl,
                 "output_bytes": len(prepared.encoded),
                 "str_bytes": sys.getsizeof(prepared.text),
-                "peak_bytes": peak_added(call, env.clear_caches),
+                "peak_bytes": peak,
+                "result_bytes": result_bytes,
+                "passed_bytes": prepared.passed,
+                "working_bytes": working_bytes(peak, result_bytes, prepared.passed),
                 "traced_bytes": traced_peak(call, env.clear_caches),
             }
             records.append(record)
-            print(f"memory: {case.id} {impl}: {record['peak_bytes'] / record['str_bytes']:.2f}x the str", flush=True)
+            print(
+                f"memory: {case.id} {impl}: peak {peak / record['str_bytes']:.2f}x the str, "
+                f"working {record['working_bytes'] / record['str_bytes']:.2f}x",
+                flush=True,
+            )
     return {
         "method": "peak VmHWM - VmRSS around one call (/proc/self/clear_refs reset), min of 3; glibc "
-        + " ".join(f"{k}={v}" for k, v in MEMORY_ENV.items()),
+        + " ".join(f"{k}={v}" for k, v in MEMORY_ENV.items())
+        + "; working memory: that peak less the returned str and the str passed between the call's steps",
         "letta": env.letta.version if env.letta else None,
         "records": records,
     }

@@ -7,7 +7,8 @@ from typing import Any
 
 from .chart import write_chart
 from .formatting import fmt_bytes, fmt_fraction, fmt_ratio, fmt_time, machine_line
-from .goals import GOALS, MEASURES, NOT_RENDERS, judge, per_byte_growth
+from .goals import GOALS, NOT_RENDERS, Verdict, judge, per_byte_growth
+from .reads import CHOSEN_PARTS, RENDERER_PARTS, describe_parts
 from .results import Results, Row
 
 #: Below this output size, RSS pages and heap growth make a peak uncertain by ~0.1 MB.
@@ -39,10 +40,15 @@ def render_report(results: Results, chart_name: str | None) -> list[str]:
         "",
         "Each case runs every implementation on the same input objects (Letta's own pydantic objects when Letta is "
         "present; memprompt and the reference read them with `getattr`) and asserts that each output equals the "
-        "reference's. Times are pytest-benchmark medians. Two floors: the **copy floor** is `s[:-1]` of the output "
-        "`s`, a fresh `str` of the output's own width and length made from one in memory (one allocation, one copy: "
-        'the least any renderer must do); the **decode floor** is `bytes.decode("utf-8")` of the output\'s UTF-8 '
-        "bytes. Each implementation is shown as a multiple of both (`x copy / x decode`). "
+        "reference's. Times are pytest-benchmark medians. Three floors: the **read floor** is CPython's own "
+        "`getattr` of each field Letta's renderer reads on the case's input objects, once per object "
+        "(`list(map(operator.attrgetter(*fields), objects))`, in C; the fields are listed under each renderer, and "
+        "each run checks them against the reads Letta makes); the **copy floor** is `s[:-1]` of the output `s`, a "
+        "fresh `str` of the output's own width and length made from one in memory (one allocation, one copy); "
+        "together they are what no renderer that reads the objects and returns a new `str` can pass. The **decode "
+        'floor** is `bytes.decode("utf-8")` of the output\'s UTF-8 bytes. Each implementation is shown as a '
+        "multiple of the read floor plus the copy floor (`x (read + copy)`), and memprompt also of the copy and "
+        "decode floors alone (`x copy / x decode`). "
         "`memprompt/Letta` below 1 means memprompt is faster (the speed-up is in brackets). "
         "memprompt renders in full each time (its compile cache is cleared), except in *recompile*, "
         "which measures the cache hit.",
@@ -71,18 +77,50 @@ def render_goals(results: Results) -> list[str]:
         "| goal | workload | measure | threshold | measured | Letta here | |",
         "|---|---|---|--:|---|---|---|",
     ]
-    for goal in GOALS:
-        verdict = judge(goal, results)
-        measure = MEASURES[goal.measure]
-        threshold = f"{'>=' if measure.at_least else '<='} {goal.threshold:g}x"
-        mark = {"met": "**met**", "missed": "**missed**"}.get(verdict.status, verdict.status)
-        cells = [goal.name, goal.workload.text, measure.text, threshold, verdict.measured, verdict.letta_here, mark]
+    for verdict in verdicts(results):
+        cells = [
+            verdict.goal.name,
+            verdict.workload(),
+            verdict.measure(),
+            verdict.threshold(),
+            verdict.measured,
+            verdict.letta_here,
+            mark(verdict.status),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines + [""]
 
 
+def goals_summary(results: Results) -> list[str]:
+    """The goals met or missed, one line each, as ``memprompt bench`` prints them."""
+    found = verdicts(results)
+    width = max(len(verdict.status) for verdict in found)
+    lines = [f"goals ({sum(v.status == 'met' for v in found)} met, {sum(v.status == 'missed' for v in found)} missed):"]
+    for verdict in found:
+        lines.append(f"  {verdict.status:<{width}}  {verdict.goal.name} [{verdict.threshold()}]: {verdict.measured}")
+    return lines
+
+
+def verdicts(results: Results) -> list[Verdict]:
+    return [judge(goal, results) for goal in GOALS]
+
+
+def mark(status: str) -> str:
+    return {"met": "**met**", "missed": "**missed**"}.get(status, status)
+
+
 def _multiples(row: Row, impl: str) -> str:
     return f"{fmt_ratio(row.ratio(impl, 'copy'))} / {fmt_ratio(row.ratio(impl, 'decode'))}"
+
+
+def reads_note(renderer: str) -> str:
+    """The fields the renderer's read floor reads."""
+    if renderer in RENDERER_PARTS:
+        return f"Read floor: {describe_parts(RENDERER_PARTS[renderer])}."
+    return (
+        f"Read floor: the fields of the parts each case's render runs ({CHOSEN_PARTS}; "
+        "`memprompt.bench.reads.PARTS` lists each part's fields)."
+    )
 
 
 def render_renderer(results: Results, renderer: str) -> list[str]:
@@ -90,23 +128,31 @@ def render_renderer(results: Results, renderer: str) -> list[str]:
     if RENDERER_NOTES.get(renderer):
         lines += [RENDERER_NOTES[renderer], ""]
     lines += [
-        "| case | output | copy floor | decode floor | memprompt | x copy / x decode | reference | x copy / x decode "
-        "| Letta | x copy / x decode | memprompt/Letta | memprompt/reference |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        reads_note(renderer),
+        "",
+        "| case | output | fields read | read floor | copy floor | read + copy | decode floor | memprompt "
+        "| x (read + copy) | x copy / x decode | reference | x (read + copy) | Letta | x (read + copy) "
+        "| memprompt/Letta | memprompt/reference |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     rows = results.of(renderer)
     for row in rows:
         cells = [
             row.case,
             fmt_bytes(row.output_bytes),
+            f"{row.reads:,}",
+            fmt_time(row.median.get("read")) if row.reads else "none",
             fmt_time(row.median.get("copy")),
+            fmt_time(row.floor()),
             fmt_time(row.median.get("decode")),
         ]
         for impl in ("memprompt", "reference", "letta"):
             if impl in row.median:
-                cells += [fmt_time(row.median[impl]), _multiples(row, impl)]
+                cells += [fmt_time(row.median[impl]), fmt_ratio(row.over_floor(impl))]
             else:
                 cells += ["absent" if impl == "letta" else "-", "-"]
+            if impl == "memprompt":
+                cells.append(_multiples(row, impl))
         cells += [fmt_fraction(row.ratio("memprompt", "letta")), fmt_fraction(row.ratio("memprompt", "reference"))]
         lines.append("| " + " | ".join(cells) + " |")
     growth = per_byte_growth(rows, "memprompt")
@@ -129,24 +175,25 @@ def render_memory(results: Results) -> list[str]:
     lines = [
         "## Memory",
         "",
-        "Peak memory one call adds, as a multiple of the output `str`'s own size (`sys.getsizeof`: 1, 2 or 4 bytes "
-        "a character; Rust's allocations included), and in brackets what `tracemalloc` sees (Python's allocator "
-        "only: it misses Rust's buffers).",
+        "The working memory of one call (its peak less what the inputs and the returned `str` hold: see *Method*), "
+        "and in brackets the peak it adds, each as a multiple of the output `str`'s own size (`sys.getsizeof`: 1, 2 "
+        "or 4 bytes a character; Rust's allocations included).",
         "",
-        "| case | output (UTF-8) | `str` | memprompt | reference | Letta | copy floor | decode floor |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| case | output (UTF-8) | `str` | memprompt | reference | Letta | read floor | copy floor | decode floor |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for (renderer, case), by_impl in by_case.items():
         first = next(iter(by_impl.values()))
         out, size = int(first["output_bytes"]), int(first["str_bytes"])
         small = " (*)" if out < SMALL_OUTPUT else ""
         cells = [f"{renderer}/{case}{small}", fmt_bytes(out), fmt_bytes(size)]
-        for impl in ("memprompt", "reference", "letta", "copy", "decode"):
+        for impl in ("memprompt", "reference", "letta", "read", "copy", "decode"):
             found = by_impl.get(impl)
             if found is None:
                 cells.append("absent" if impl == "letta" else "-")
             else:
-                cells.append(f"{found['peak_bytes'] / size:.2f}x ({found['traced_bytes'] / size:.2f}x)")
+                working = found.get("working_bytes", found["peak_bytes"])
+                cells.append(f"{working / size:.2f}x ({found['peak_bytes'] / size:.2f}x)")
         lines.append("| " + " | ".join(cells) + " |")
     if any(int(record["output_bytes"]) < SMALL_OUTPUT for record in records):
         lines += ["", f"(*) Output under {fmt_bytes(SMALL_OUTPUT)}: pages and heap growth blur these by ~0.1 MB."]
@@ -199,11 +246,22 @@ METHOD_NOTES = [
     "to 50, but 10,000 x depth 50 (a ~50 MB prompt) is not run. Letta runs every case that is run.",
     "- memprompt's `Memory` caches its last compile; a full render clears the cache first "
     "(`memory.clear_cache()`, inside the timing).",
+    "- Read floor: `memprompt.bench.reads`. `PARTS` lists, per part of a render, the fields Letta 0.16.8 reads of "
+    "each kind of input object (the memory, blocks, file blocks, sources, tool rules, client skills, the "
+    "llm_config) and which objects of that kind; each renderer runs the parts `RENDERER_PARTS` names (a compile's "
+    "follow its memory, as `Memory.compile` chooses them). The floor merges each object's fields and reads them "
+    "with one `list(map(attrgetter(*fields), objects))` a field list. Every run records, through each input "
+    "object's own attribute lookup, the fields Letta's run reads and the fields the floor reads, and fails unless "
+    "they are the same (object, field) pairs, the floor's each once. Not input objects: Letta's `ToolRulesSolver` "
+    "(the rules' container, as the list is memprompt's) and the `tool_usage_rules` block made inside the call.",
     "- Memory: a fresh Python per run, glibc told to give every allocation of 64 KiB or more its own pages "
-    "(`MALLOC_MMAP_THRESHOLD_=65536`), so freed memory cannot hide a peak. Before each call: `gc.collect()`, "
-    "`malloc_trim(0)`, and the peak RSS is reset (`echo 5 > /proc/self/clear_refs`); after it, `VmHWM - VmRSS` from "
-    "`/proc/self/status` is the memory the call touched at its peak, Rust included, the result included (4 KiB "
-    "pages; the smallest of 3 calls). `tracemalloc` is shown beside it to show what a Python-only measure misses.",
+    "(`MALLOC_MMAP_THRESHOLD_=65536`), so freed memory cannot hide a peak. The inputs are built first and resident. "
+    "Before each call: `gc.collect()`, `malloc_trim(0)`, and the peak RSS is reset "
+    "(`echo 5 > /proc/self/clear_refs`); after it, `VmHWM - VmRSS` from `/proc/self/status` is the memory the call "
+    "added at its peak, Rust included, the result included (4 KiB pages; the smallest of 3 calls). Its **working "
+    "memory** is that peak less the returned `str` (`sys.getsizeof`) and less the `str` one step of the call hands "
+    "the next (the memory section a system message is built around, an input of that step): what the call holds "
+    "for itself. `memory.json` also keeps `tracemalloc`'s peak (Python's allocator only: it misses Rust's buffers).",
     "- Time per output byte: memprompt's median divided by the output's UTF-8 size, compared between the largest and "
     "the smallest output of a renderer (and, stricter, between any output and any smaller one).",
     "",

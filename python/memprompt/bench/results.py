@@ -22,6 +22,8 @@ class Row:
     params: dict[str, Any] = field(default_factory=dict)
     median: dict[str, float] = field(default_factory=dict)
     rounds: dict[str, int] = field(default_factory=dict)
+    #: How many fields the read floor reads (0: none, and the read floor is nothing).
+    reads: int = 0
 
     @property
     def id(self) -> str:
@@ -32,6 +34,19 @@ class Row:
         if a in self.median and b in self.median and self.median[b] > 0:
             return self.median[a] / self.median[b]
         return None
+
+    def floor(self) -> float | None:
+        """The read floor plus the copy floor (the read floor is 0 where no field is read), or None."""
+        if "copy" not in self.median or (self.reads and "read" not in self.median):
+            return None
+        return self.median.get("read", 0.0) + self.median["copy"]
+
+    def over_floor(self, impl: str) -> float | None:
+        """``impl``'s median over the read floor plus the copy floor."""
+        floor = self.floor()
+        if impl not in self.median or not floor:
+            return None
+        return self.median[impl] / floor
 
     def speedup(self) -> float | None:
         """How many times faster memprompt is than Letta."""
@@ -90,6 +105,7 @@ def load_results(bench_json: Path, memory_json: Path | None = None) -> Results:
                 info["output_bytes"],
                 info["output_chars"],
                 {k: info[k] for k in _PARAM_KEYS if k in info},
+                reads=info.get("reads", 0),
             )
         row.median[info["impl"]] = bench["stats"]["median"] / info.get("calls", 1)
         row.rounds[info["impl"]] = bench["stats"]["rounds"]

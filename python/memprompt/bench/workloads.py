@@ -5,6 +5,9 @@ Every case is rendered by each implementation from the very same input objects:
 - ``memprompt``: the Rust core, through the public API (``memprompt.Memory`` ...).
 - ``reference``: ``memprompt.reference``, the pure-Python oracle.
 - ``letta``: letta 0.16.8 itself, when it is importable (else the column is absent).
+- ``read``, the read floor: CPython's own ``getattr`` (``operator.attrgetter``, in C) of each
+  field Letta's renderer reads on the case's input objects, once per object
+  (``memprompt.bench.reads``: the fields, the floor, and the check that they are Letta's reads).
 - ``copy``, the copy floor: ``s[:-1]`` of the output ``s``, a fresh ``str`` of the
   output's own width and length made from one in memory (one allocation, one copy):
   the least any renderer must do.
@@ -35,6 +38,7 @@ import math
 import operator
 import random
 import re
+import sys
 import warnings
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -43,11 +47,14 @@ from io import StringIO
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-#: The implementations every case runs, in the report's order: the one list of them.
-IMPLEMENTATIONS = ("memprompt", "reference", "letta", "copy", "decode")
+from . import reads
+from .reads import Inputs, ReadPlan
 
-#: The two floors (not renderers: they copy or decode the expected output).
-FLOORS = ("copy", "decode")
+#: The implementations every case runs, in the report's order: the one list of them.
+IMPLEMENTATIONS = ("memprompt", "reference", "letta", "read", "copy", "decode")
+
+#: The floors (not renderers: they read the inputs' fields, or copy or decode the expected output).
+FLOORS = ("read", "copy", "decode")
 
 #: The Letta release memprompt reproduces; another version is reported as absent.
 LETTA_VERSION = "0.16.8"
@@ -112,23 +119,43 @@ class Prepared:
     #: Calls per timed run, for sub-microsecond cases where the harness's own ~0.1 us per call
     #: would count; the report divides the medians by it.
     calls: int = 1
+    #: The fields Letta's run reads of the case's input objects: the read floor reads them.
+    reads: ReadPlan = field(default_factory=ReadPlan)
+    #: Bytes of the str one step of the call hands to the next (the memory section a system message
+    #: is built around): an input of that step, not working memory of the call.
+    passed: int = 0
 
     def __post_init__(self) -> None:
         self.encoded = self.text.encode("utf-8", "surrogatepass")
         encoded, text = self.encoded, self.text
+        if self.reads.count:  # a case that reads no field has a read floor of nothing: not timed
+            self.run["read"] = self.reads.floor()
         self.run["copy"] = lambda: text[:-1]
         if _has_surrogates(text):
             self.run["decode"] = lambda: encoded.decode("utf-8", "surrogatepass")
         else:
             self.run["decode"] = encoded.decode
+        #: One call of each implementation, as ``run`` repeats it ``calls`` times.
+        self.once = dict(self.run)
         if self.calls > 1:
             self.run = {impl: _repeated(run, self.calls) for impl, run in self.run.items()}
         self.info.setdefault("output_chars", len(self.text))
         self.info.setdefault("output_bytes", len(self.encoded))
         self.info.setdefault("calls", self.calls)
+        self.info.setdefault("reads", self.reads.count)
+
+    def check_reads(self, where: str) -> None:
+        """The read floor reads each field it lists once, through getattr, and (with Letta) exactly Letta's reads."""
+        if "read" in self.once:
+            reads.check_reads(self.reads, self.once["read"], self.once.get("letta"), where)
+        elif "letta" in self.once:
+            reads.check_reads(self.reads, lambda: None, self.once["letta"], where)
 
     def verify(self, impl: str, result: Any) -> None:
         """Assert that ``impl`` returned what the reference returned on the same input."""
+        if impl == "read":
+            assert result == self.reads.expected(), "the read floor read other values than getattr gives"
+            return
         if impl in FLOORS:
             assert result == (self.text[:-1] if impl == "copy" else self.text)
             return
@@ -220,6 +247,11 @@ class Env:
             self._mp_memories = []
             self._current = (case.id, case.prepare(self))
         return self._current[1]
+
+    def forget(self) -> None:
+        """Drop the current case's inputs: the next ``prepare`` builds its case anew."""
+        self._current = None
+        self._mp_memories = []
 
     def letta_classes(self) -> Letta:
         """Letta, where a case already knows it is present (its Letta memory was built)."""
@@ -566,7 +598,14 @@ def sources_and_files(env: Env, files: int, file_size: int = 3000) -> tuple[list
 # -- renderers -------------------------------------------------------------------
 
 
-def _memory_compile(env: Env, mp_memory: Any, ref_memory: Any, letta_memory: Any, **kwargs: Any) -> Prepared:
+def _read_plan(parts: Sequence[str], memory: Any, **inputs: Any) -> ReadPlan:
+    """The read floor of ``parts`` on ``memory`` (Letta's, else the reference's) and the other inputs."""
+    return reads.plan(parts, Inputs(memory, **inputs))
+
+
+def _memory_compile(
+    env: Env, parts: Sequence[str], mp_memory: Any, ref_memory: Any, letta_memory: Any, **kwargs: Any
+) -> Prepared:
     run: dict[str, Callable[[], Any]] = {
         "memprompt": full_render(mp_memory, "compile", **kwargs),
         "reference": lambda: ref_memory.compile(**kwargs),
@@ -574,7 +613,7 @@ def _memory_compile(env: Env, mp_memory: Any, ref_memory: Any, letta_memory: Any
     if letta_memory is not None:
         run["letta"] = lambda: letta_memory.compile(**kwargs)
     expected = run["reference"]()
-    return Prepared(run, expected, expected)
+    return Prepared(run, expected, expected, reads=_read_plan(parts, letta_memory or ref_memory, **kwargs))
 
 
 def prepare_plain(n: int, size: int, line_numbered: bool = False, flavor: str = "ascii") -> Callable[[Env], Prepared]:
@@ -583,7 +622,8 @@ def prepare_plain(n: int, size: int, line_numbered: bool = False, flavor: str = 
         agent_type = "letta_v1_agent" if line_numbered else "memgpt_agent"
         memories = env.memories(blocks, agent_type=agent_type)
         llm_config = env.llm_config("anthropic" if line_numbered else "openai")
-        return _memory_compile(env, *memories, llm_config=llm_config)
+        parts = reads.RENDERER_PARTS["line-numbered" if line_numbered else "plain"]
+        return _memory_compile(env, parts, *memories, llm_config=llm_config)
 
     return prepare
 
@@ -591,7 +631,7 @@ def prepare_plain(n: int, size: int, line_numbered: bool = False, flavor: str = 
 def prepare_git(n: int, depth: int) -> Callable[[Env], Prepared]:
     def prepare(env: Env) -> Prepared:
         memories = env.memories(git_blocks(env, n, depth), agent_type="letta_v1_agent", git_enabled=True)
-        return _memory_compile(env, *memories)
+        return _memory_compile(env, reads.RENDERER_PARTS["git memory"], *memories)
 
     return prepare
 
@@ -606,7 +646,8 @@ def prepare_tree_view(n: int, depth: int) -> Callable[[Env], Prepared]:
         if letta_memory is not None:
             run["letta"] = letta_tree_view(letta_memory)
         expected = run["reference"]()
-        return Prepared(run, expected, expected)
+        parts = reads.RENDERER_PARTS["tree view"]
+        return Prepared(run, expected, expected, reads=_read_plan(parts, letta_memory or ref_memory))
 
     return prepare
 
@@ -623,7 +664,9 @@ def prepare_skills(n: int, depth: int, with_skills: bool = True) -> Callable[[En
         if letta_memory is not None:
             run["letta"] = lambda: letta_memory.compile_available_skills(skills)
         expected = run["reference"]()
-        return Prepared(run, expected, expected)
+        parts = reads.RENDERER_PARTS["available skills"]
+        read_plan = _read_plan(parts, letta_memory or ref_memory, client_skills=skills)
+        return Prepared(run, expected, expected, reads=read_plan)
 
     return prepare
 
@@ -632,7 +675,8 @@ def prepare_directories(files: int) -> Callable[[Env], Prepared]:
     def prepare(env: Env) -> Prepared:
         sources, file_blocks = sources_and_files(env, files)
         memories = env.memories([], file_blocks, agent_type="letta_v1_agent")
-        return _memory_compile(env, *memories, sources=sources, max_files_open=max(5, files))
+        parts = reads.RENDERER_PARTS["directories"]
+        return _memory_compile(env, parts, *memories, sources=sources, max_files_open=max(5, files))
 
     return prepare
 
@@ -655,7 +699,8 @@ def prepare_metadata(env: Env) -> Prepared:
         generator = env.letta.PromptGenerator
         run["letta"] = lambda: generator.compile_memory_metadata_block(**args)
     expected = run["reference"]()
-    return Prepared(run, expected, expected)
+    # Its arguments are a datetime, strs and ints: no field of an object is read.
+    return Prepared(run, expected, expected, reads=ReadPlan())
 
 
 @dataclass
@@ -672,6 +717,19 @@ class AgentInputs:
     sources: list[Any]
     max_files_open: int | None
     llm_config: Any
+    #: The parts of the render whose fields the read floor reads (``reads.PARTS``).
+    parts: Sequence[str]
+
+    def read_plan(self) -> ReadPlan:
+        mp_memory, ref_memory, letta_memory = self.memories
+        return _read_plan(
+            self.parts,
+            letta_memory or ref_memory,
+            llm_config=self.llm_config,
+            sources=self.sources,
+            max_files_open=self.max_files_open,
+            rules=self.rules,
+        )
 
 
 def _memory_section(env: Env, a: AgentInputs, fingerprinted: bool = False) -> Prepared:
@@ -704,8 +762,8 @@ def _memory_section(env: Env, a: AgentInputs, fingerprinted: bool = False) -> Pr
         run["letta"] = run_letta
     expected = run["reference"]()
     if fingerprinted:
-        return Prepared(run, expected, expected.text, check=_same_compiled)
-    return Prepared(run, expected, expected)
+        return Prepared(run, expected, expected.text, check=_same_compiled, reads=a.read_plan())
+    return Prepared(run, expected, expected, reads=a.read_plan())
 
 
 def _same_compiled(result: Any, expected: Any) -> bool:
@@ -725,7 +783,8 @@ def _system_message(env: Env, a: AgentInputs) -> Prepared:
     ``PromptGenerator.get_system_message_from_compiled_memory``, as ``_rebuild_memory`` calls them.
     """
     mp, ref = env.mp, env.ref
-    section = _memory_section(env, a).run
+    memory_section = _memory_section(env, a)
+    section = memory_section.run
     message_kwargs = dict(previous_message_count=a.previous_message_count, archival_memory_size=0)
     compile_mp, compile_ref = section["memprompt"], section["reference"]
 
@@ -758,7 +817,8 @@ def _system_message(env: Env, a: AgentInputs) -> Prepared:
 
         run["letta"] = run_letta
     expected = run["reference"]()
-    return Prepared(run, expected, expected)
+    passed = sys.getsizeof(memory_section.text)
+    return Prepared(run, expected, expected, reads=memory_section.reads, passed=passed)
 
 
 def prepare_system_message(n: int, size: int) -> Callable[[Env], Prepared]:
@@ -777,6 +837,7 @@ def prepare_system_message(n: int, size: int) -> Callable[[Env], Prepared]:
             sources,
             10,
             env.llm_config("openai"),
+            reads.RENDERER_PARTS["system message"],
         )
         return _system_message(env, inputs)
 
@@ -842,17 +903,19 @@ def _prepare_agent(path: str, index: int, render: Callable[[Env, AgentInputs], P
         ]
         sources = [env.source(s.id, s.name, s.description, s.instructions) for s in agent.sources]
         rules, solver = env.tool_rules(agent.tool_rules)
+        memories = env.memories(blocks, file_blocks, agent.agent_type, agent.git_enabled)
         inputs = AgentInputs(
             agent.system,
             agent.id,
             agent.timezone,
             agent.previous_message_count,
-            env.memories(blocks, file_blocks, agent.agent_type, agent.git_enabled),
+            memories,
             rules,
             solver,
             sources,
             agent.max_files_open,
             env.llm_config(agent.llm_config.model_endpoint_type),
+            reads.compile_parts(memories[2] or memories[1], sources, rules=True),
         )
         return render(env, inputs)
 
@@ -916,7 +979,8 @@ def prepare_rebuild(n: int, size: int) -> Callable[[Env], Prepared]:
         assert changed.text not in message
         expected = run["reference"]()
         assert expected is False
-        return Prepared(run, expected, message, check=lambda got, want: bool(got) == want)
+        # Letta's decision reads no field of an object: two substring searches.
+        return Prepared(run, expected, message, check=lambda got, want: bool(got) == want, reads=ReadPlan())
 
     return prepare
 
@@ -951,7 +1015,9 @@ def prepare_recompile(kind: str, n: int, size: int, objects: str = "own", calls:
             run["letta"] = lambda: letta_memory.compile(llm_config=config)
         expected = run["reference"]()
         assert first == expected
-        return Prepared(run, expected, expected, calls=calls)
+        memory = letta_memory or ref_memory
+        read_plan = _read_plan(reads.compile_parts(memory, None, rules=False), memory, llm_config=config)
+        return Prepared(run, expected, expected, calls=calls, reads=read_plan)
 
     return prepare
 

@@ -10,6 +10,7 @@ the section it belongs to, where Letta's context-window overview takes it for an
 from __future__ import annotations
 
 from . import _core
+from .reference.sections import check_arguments
 from .types import Compiled, Section
 
 #: Every section name, in the order the sections of a message come.
@@ -23,18 +24,6 @@ SECTION_NAMES = (
     "directories",
     "memory_metadata",
 )
-
-
-def check_arguments(system_prompt: object, memory: object, message_text: object) -> None:
-    """The ``TypeError`` of an argument of the wrong type."""
-    for name, value in (("system_prompt", system_prompt), ("message_text", message_text)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be str, not {type(value).__name__}")
-    if not isinstance(memory, Compiled):
-        raise TypeError(
-            f"memory must be a Compiled (Memory.compile_with_fingerprint()), not {type(memory).__name__}: "
-            "its section spans say where the memory's sections are"
-        )
 
 
 def message_sections(system_prompt: str, memory: Compiled, message_text: str) -> tuple[Section, ...]:

@@ -23,8 +23,8 @@ NOT_THIS_MEMORY = (
 NOT_TILED = 'the memory\'s sections do not tile its text: only "\\n\\n" may lie between them'
 
 
-def message_sections(system_prompt: str, memory: Compiled, message_text: str) -> tuple[Section, ...]:
-    """The sections of ``message_text``, built from ``system_prompt`` around ``memory``, in message order."""
+def check_arguments(system_prompt: object, memory: object, message_text: object) -> None:
+    """The ``TypeError`` of an argument of the wrong type."""
     for name, value in (("system_prompt", system_prompt), ("message_text", message_text)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be str, not {type(value).__name__}")
@@ -33,6 +33,11 @@ def message_sections(system_prompt: str, memory: Compiled, message_text: str) ->
             f"memory must be a Compiled (Memory.compile_with_fingerprint()), not {type(memory).__name__}: "
             "its section spans say where the memory's sections are"
         )
+
+
+def message_sections(system_prompt: str, memory: Compiled, message_text: str) -> tuple[Section, ...]:
+    """The sections of ``message_text``, built from ``system_prompt`` around ``memory``, in message order."""
+    check_arguments(system_prompt, memory, message_text)
     inner = _memory_sections(memory)
     parts = _placed_parts(system_prompt, message_text)
     sections: list[tuple[str, int, int]] = []

@@ -5,12 +5,13 @@
 //! for them (`slot_tp_getattr_hook`, then `PyObject_GenericGetAttr`) looks the type up three
 //! times before it reads the dict. Here what a (class, version, name) comes to is remembered
 //! across calls (`crate::lookups`), with where the name sat in a dict, and the dict read
-//! there directly when nothing on the class can take precedence; anything else takes CPython's path.
+//! there directly when nothing on the class can take precedence and every key of the dict is an
+//! exact str (so the entry keyed by the name itself is what CPython's lookup finds); anything else,
+//! a miss there included, takes CPython's path, once. No Python code runs on the direct path.
 //! A `Field` read from a list's objects keeps its last answer in front of that table.
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use pyo3::Borrowed;
 
 use crate::lookups::{Found, Key, Last};
 
@@ -90,46 +91,42 @@ pub(crate) use fields;
 /// much as the common read itself.
 #[inline(always)]
 pub fn get<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {
-    match in_dict(obj, field)? {
-        Some(value) => Ok(value.to_owned()),
+    match in_dict(obj, field) {
+        Some(value) => Ok(value),
         None => obj.getattr(field.name),
     }
 }
 
 /// `getattr(obj, field, <missing>)`: `None` where `getattr` would raise `AttributeError`.
 pub fn get_opt<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    match in_dict(obj, field)? {
-        Some(value) => Ok(Some(value.to_owned())),
+    match in_dict(obj, field) {
+        Some(value) => Ok(Some(value)),
         None => obj.getattr_opt(field.name),
     }
 }
 
-/// `getattr(obj, field)`, or `None` when `skip` turns it down; a value skipped in the
-/// instance dict is never referenced, so `skip` must be a test that runs no Python code.
+/// `getattr(obj, field)`, or `None` when `skip` turns it down; a value skipped is not kept.
 pub fn get_unless<'py>(
     obj: &Bound<'py, PyAny>,
     field: &Field<'py>,
     skip: impl Fn(&Bound<'py, PyAny>) -> bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let value = match in_dict(obj, field)? {
-        Some(value) if skip(&value) => return Ok(None),
-        Some(value) => value.to_owned(),
-        None => obj.getattr(field.name)?,
-    };
+    let value = get(obj, field)?;
     Ok((!skip(&value)).then_some(value))
 }
 
 /// The value generic lookup finds in the instance `__dict__`, when nothing on the class can come
-/// first, borrowed from that dict (valid until Python code runs). The common case, an object of
-/// the field's last class with the name where it was, is inlined; anything else takes `in_dict_found`.
+/// first. The common case, an object of the field's last class with the name where it was in a
+/// dict of str keys only, is inlined; anything else takes `in_dict_found`.
 #[inline(always)]
-fn in_dict<'a, 'py>(obj: &'a Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
+fn in_dict<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>) -> Option<Bound<'py, PyAny>> {
     let class = direct::type_of(obj);
     let key = Key { class: class as usize, version: version_tag(class), name: field.name.as_ptr() as usize };
     if let Some((last, Found::Dict { hint: Some(pos) })) = field.last.peek() {
         if last == key {
             if let Some(value) = direct::dict_entry_named(obj, field.name, pos) {
-                return Ok(Some(value));
+                // Taken before any Python code can run: the dict holds it until then.
+                return Some(value.to_owned());
             }
         }
     }
@@ -139,15 +136,13 @@ fn in_dict<'a, 'py>(obj: &'a Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<
 /// `in_dict` by the remembered lookups, or by looking the class up and remembering what it came to.
 #[cold]
 #[inline(never)]
-fn in_dict_found<'a, 'py>(
-    obj: &'a Bound<'py, PyAny>,
-    field: &Field<'py>,
-    key: Key,
-) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
+fn in_dict_found<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>, key: Key) -> Option<Bound<'py, PyAny>> {
     let name = field.name;
+    // Held, as CPython's lookup holds it: the class lookups may run Python code that changes `obj.__class__`.
+    let class = obj.get_type();
     let remembered = if key.version == 0 { None } else { field.last.get(key) };
     let hint = match remembered {
-        Some(Found::Elsewhere) => return Ok(None),
+        Some(Found::Elsewhere) => return None,
         Some(Found::Dict { hint }) => hint,
         None => {
             let found = if direct::dict_decides(obj, name) {
@@ -156,16 +151,16 @@ fn in_dict_found<'a, 'py>(
                 Found::Elsewhere
             };
             // The lookups just made give the class a tag if it had none.
-            let class = key.class as *mut pyo3::ffi::PyTypeObject;
-            let key = Key { version: version_tag(class), ..key };
+            let key = Key { version: version_tag(class.as_type_ptr()), ..key };
             if key.version != 0 {
                 field.last.set(key, found);
             }
-            let Found::Dict { hint } = found else { return Ok(None) };
+            let Found::Dict { hint } = found else { return None };
             hint
         }
     };
-    direct::dict_item(obj, name, hint)
+    // Where the entry there is not the name itself, CPython's own lookup, once, decides.
+    hint.and_then(|pos| direct::dict_entry_named(obj, name, pos)).map(|value| value.to_owned())
 }
 
 /// The direct path, on CPython's own lookups (exported for extensions: Cython calls them too).
@@ -252,21 +247,25 @@ mod direct {
         }
     }
 
-    /// The key and value (borrowed) at entry `pos` of `dict`: read in place where CPython's
-    /// layout is known, else the entry `PyDict_Next` finds from there.
+    /// The key and value (borrowed) at entry `pos` of `dict`, when every key of the dict is an
+    /// exact str (so that the entry whose key is a name itself is what a lookup of it finds): read
+    /// in place from a combined table, the entry `PyDict_Next` finds from there in a split one
+    /// (whose keys CPython keeps str only). `None` for any other dict, or where the layout is unknown.
     #[inline(always)]
     fn entry_at(
         py: Python<'_>,
         dict: *mut ffi::PyObject,
         pos: isize,
     ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
-        if GENERIC.get(py).is_some_and(|g| g.as_ref().is_some_and(|g| g.entries_in_place)) {
-            // SAFETY: a live dict, read with the GIL held, on a CPython whose layout `usable` checked.
-            if let Some(entries) = unsafe { entries::combined(dict) } {
-                return entries.get(pos);
-            }
+        if !GENERIC.get(py).is_some_and(|g| g.as_ref().is_some_and(|g| g.entries_in_place)) {
+            return None;
         }
-        entry_after(dict, &mut { pos })
+        // SAFETY: a live dict, read with the GIL held, on a CPython whose layout `usable` checked.
+        match unsafe { entries::table(dict) } {
+            entries::Table::StrKeys(entries) => entries.get(pos),
+            entries::Table::Split => entry_after(dict, &mut { pos }),
+            entries::Table::AnyKeys => None,
+        }
     }
 
     /// The key and value (borrowed) that `PyDict_Next` finds from `pos`, which it moves past them.
@@ -277,9 +276,11 @@ mod direct {
         (unsafe { ffi::PyDict_Next(dict, pos, &mut key, &mut value) } != 0).then_some((key, value))
     }
 
-    /// The entry of `name` in the instance dict of `obj` (where `PyDict_Next` from there finds it), found by identity.
+    /// The entry of `name` in the instance dict of `obj` (where `PyDict_Next` from there finds it),
+    /// found by identity; `None` unless `entry_at` can read it back (a dict of str keys only).
     pub fn dict_position(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> Option<isize> {
         let dict = dict_of(obj)?;
+        entry_at(obj.py(), dict, 0)?;
         let mut pos = 0;
         loop {
             // `PyDict_Next` leaves `pos` just past the entry it found.
@@ -300,27 +301,6 @@ mod direct {
         let (key, value) = entry_at(obj.py(), dict_of(obj)?, pos)?;
         // SAFETY: a value of the live dict of `obj`, which holds it until Python code runs.
         (key == name.as_ptr()).then(|| unsafe { Borrowed::from_ptr(obj.py(), value) })
-    }
-
-    /// `obj.__dict__[name]`, borrowed from the dict; `None` when the object has no dict or the dict
-    /// no such key. At `hint`, if the key there is `name` itself, that is its value: a dict's keys are unique.
-    pub fn dict_item<'a, 'py>(
-        obj: &'a Bound<'py, PyAny>,
-        name: &Bound<'py, PyString>,
-        hint: Option<isize>,
-    ) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
-        if let Some(value) = hint.and_then(|pos| dict_entry_named(obj, name, pos)) {
-            return Ok(Some(value));
-        }
-        let Some(dict) = dict_of(obj) else { return Ok(None) };
-        // SAFETY: a lookup in a live dict with the GIL held; the value is borrowed from it, which
-        // holds it until Python code runs.
-        let value = unsafe { ffi::PyDict_GetItemWithError(dict, name.as_ptr()) };
-        if value.is_null() {
-            return PyErr::take(obj.py()).map_or(Ok(None), Err);
-        }
-        // SAFETY: as above.
-        Ok(Some(unsafe { Borrowed::from_ptr(obj.py(), value) }))
     }
 
     /// A dict's entries read where they lie: CPython 3.11 to 3.14's combined tables
@@ -365,18 +345,39 @@ mod direct {
             width: usize,
         }
 
-        /// The entries of `dict`; `None` for a table split between keys and values (a plain
-        /// class's instance dict), which `PyDict_Next` reads.
+        /// What a dict's table is, by the kind of its keys.
+        pub enum Table {
+            /// A combined table whose keys are all exact str (`DICT_KEYS_UNICODE`), its entries.
+            StrKeys(Combined),
+            /// A table split between keys and values (a plain class's instance dict): str keys only.
+            Split,
+            /// A table that may hold any key (`DICT_KEYS_GENERAL`).
+            AnyKeys,
+        }
+
+        /// The table of `dict`.
         ///
         /// # Safety
         /// `dict` is a live dict, read with the GIL held, on a CPython that `usable` accepted;
         /// the result is used before anything can change the dict.
         #[inline(always)]
-        pub unsafe fn combined(dict: *mut ffi::PyObject) -> Option<Combined> {
+        pub unsafe fn table(dict: *mut ffi::PyObject) -> Table {
             let dict = dict as *const Dict;
             if !(*dict).ma_values.is_null() {
-                return None;
+                return Table::Split;
             }
+            match combined(dict) {
+                Some(entries) if entries.width == 2 => Table::StrKeys(entries),
+                _ => Table::AnyKeys,
+            }
+        }
+
+        /// The entries of a combined table of either kind of keys.
+        ///
+        /// # Safety
+        /// As `table`'s, and the table is combined.
+        #[inline(always)]
+        unsafe fn combined(dict: *const Dict) -> Option<Combined> {
             let keys = (*dict).ma_keys;
             let width = match (*keys).dk_kind {
                 UNICODE => 2,
@@ -427,15 +428,25 @@ mod direct {
                 any_keys.set_item(i * 7 + 1000, &value)?;
             }
             let reads = |dict: &Bound<'_, PyDict>| -> PyResult<bool> {
-                // SAFETY: a live dict, with the GIL held, not changed while read; `usable` has checked the version.
-                let Some(entries) = (unsafe { combined(dict.as_ptr()) }) else { return Ok(false) };
+                let dict_ptr = dict.as_ptr() as *const Dict;
+                // SAFETY: a live combined dict (made by `PyDict_New`), with the GIL held, not changed
+                // while read; `usable` has checked the version.
+                let Some(entries) = (unsafe { (*dict_ptr).ma_values.is_null().then(|| combined(dict_ptr)).flatten() })
+                else {
+                    return Ok(false);
+                };
                 let found = dict
                     .iter()
                     .enumerate()
                     .all(|(i, (key, value))| entries.get(i as isize) == Some((key.as_ptr(), value.as_ptr())));
                 Ok(found && entries.get(dict.len() as isize).is_none())
             };
-            Ok(reads(&str_keys)? && reads(&any_keys)?)
+            // SAFETY: as above.
+            let kinds = unsafe {
+                matches!(table(str_keys.as_ptr()), Table::StrKeys(_))
+                    && matches!(table(any_keys.as_ptr()), Table::AnyKeys)
+            };
+            Ok(reads(&str_keys)? && reads(&any_keys)? && kinds)
         }
     }
 }

@@ -191,7 +191,7 @@ impl<'py> Strings<'py> {
 
     /// The bytes of `s.encode("utf-8", "surrogatepass")`, borrowed for as long as `self` lives.
     pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
-        let native = self.native(s);
+        let native = self.native(s)?;
         self.utf8_of(s, native)
     }
 
@@ -217,10 +217,10 @@ impl<'py> Strings<'py> {
     }
 
     /// The code units of `s` in its own width, borrowed for as long as `self` lives.
-    pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> Native<'s> {
+    pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Native<'s>> {
         self.hold(s.as_any());
-        // SAFETY: `s` is held (`hold`) for as long as `self` lives, and a str's code units never change.
-        unsafe { native_of(s.as_ptr()) }
+        // SAFETY: `s` is held (`hold`) for as long as `self` lives, and a ready str's code units never change.
+        unsafe { native_of(s) }
     }
 
     /// Text of a `str`, or `None` when `obj` is not a `str`.
@@ -233,7 +233,7 @@ impl<'py> Strings<'py> {
 
     /// Both forms of a `str`: its UTF-8 to read and its own code units to copy.
     pub fn whole<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
-        let native = self.native(s);
+        let native = self.native(s)?;
         Ok(Text::with_native(self.utf8_of(s, native)?, native))
     }
 
@@ -243,7 +243,7 @@ impl<'py> Strings<'py> {
             return Ok(Chars::default());
         }
         match obj.cast::<PyString>() {
-            Ok(s) => Ok(Chars::Native(self.native(s))),
+            Ok(s) => Ok(Chars::Native(self.native(s)?)),
             Err(_) => Err(type_error(what(), "str or None", obj)),
         }
     }
@@ -341,11 +341,18 @@ pub fn type_error(what: String, expected: &str, obj: &Bound<'_, PyAny>) -> PyErr
     PyTypeError::new_err(format!("{what} must be {expected}, not {type_name}"))
 }
 
-/// The code units of the str at `p`, in its own width.
+/// The code units of `s`, in its own width; a legacy str (CPython 3.11) is made ready first,
+/// which fails only for want of memory.
 ///
 /// # Safety
-/// `p` is a live `str` (exact or a subclass) that outlives `'a`.
-pub unsafe fn native_of<'a>(p: *mut ffi::PyObject) -> Native<'a> {
+/// `s` outlives `'a`.
+#[inline(always)]
+pub unsafe fn native_of<'a>(s: &Bound<'_, PyString>) -> PyResult<Native<'a>> {
+    let p = s.as_ptr();
+    // An inline flag test on 3.11 (a call only for a legacy str not yet ready), nothing on 3.12+.
+    if ffi::PyUnicode_READY(p) != 0 {
+        return Err(PyErr::fetch(s.py()));
+    }
     let len = ffi::PyUnicode_GET_LENGTH(p) as usize;
     let data = ffi::PyUnicode_DATA(p);
     let units = match ffi::PyUnicode_KIND(p) {
@@ -360,7 +367,7 @@ pub unsafe fn native_of<'a>(p: *mut ffi::PyObject) -> Native<'a> {
         Units::Two(_) => Class::Ucs2,
         Units::Four(_) => Class::Ucs4,
     };
-    Native { units, class }
+    Ok(Native { units, class })
 }
 
 /// Output this large is written with the GIL released, so that other Python threads run.

@@ -15,11 +15,7 @@ use pyo3::types::PyString;
 
 use crate::lookups::{Found, Key, Last};
 
-/// A class's version tag: CPython gives a class a new one (or 0) whenever it or a base class is modified.
-pub fn version_tag(class: *mut pyo3::ffi::PyTypeObject) -> u32 {
-    // SAFETY: a live class (an object's type, or one held elsewhere), read while attached.
-    unsafe { (*class).tp_version_tag }
-}
+pub use super::cpython::version_tag;
 
 /// An attribute read from objects in turn: its name (interned, `intern!`, as every field
 /// name here is), and what looking it up came to on the last class it was read from.
@@ -163,108 +159,64 @@ fn in_dict_found<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>, key: Key) -> 
     hint.and_then(|pos| direct::dict_entry_named(obj, name, pos)).map(|value| value.to_owned())
 }
 
-/// The direct path, on CPython's own lookups (exported for extensions: Cython calls them too).
+/// The direct path, on CPython's internals (`super::cpython`); no Python code runs on it but in
+/// `dict_decides`, whose class lookups may run a class-dict key's `__eq__`.
 mod direct {
     use pyo3::ffi;
     use pyo3::prelude::*;
-    use pyo3::sync::PyOnceLock;
-    use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+    use pyo3::types::PyString;
     use pyo3::Borrowed;
 
-    extern "C" {
-        // Both in cpython/object.h; neither runs Python code.
-        fn _PyType_Lookup(tp: *mut ffi::PyTypeObject, name: *mut ffi::PyObject) -> *mut ffi::PyObject;
-        fn _PyObject_GetDictPtr(obj: *mut ffi::PyObject) -> *mut *mut ffi::PyObject;
-    }
+    use crate::binding::cpython::{self, dict::Table, internals, internals_found};
 
-    /// What the direct path compares a type with, found once from CPython itself.
-    struct Generic {
-        /// The `tp_getattro` CPython gives a class that defines `__getattr__`.
-        getattr_hook: usize,
-        /// `object.__getattribute__`, the descriptor that makes that hook look up generically.
-        object_getattribute: usize,
-        /// Whether a dict's entries can be read where they lie (`entries`).
-        entries_in_place: bool,
-    }
-
-    static GENERIC: PyOnceLock<Option<Generic>> = PyOnceLock::new();
-
-    fn generic(py: Python<'_>) -> Option<&'static Generic> {
-        let found = GENERIC.get_or_init(py, || {
-            let probe = || -> PyResult<Generic> {
-                // A class with a `__getattr__`: CPython sets its slot to the hook every such class gets.
-                let namespace = PyDict::new(py);
-                namespace.set_item("__getattr__", py.get_type::<PyType>().getattr("__getattribute__")?)?;
-                let class = py.get_type::<PyType>().call1(("_GetattrProbe", PyTuple::empty(py), namespace))?;
-                let class = class.cast_into::<PyType>()?;
-                // SAFETY: reading the slots of live type objects, with the GIL held.
-                unsafe {
-                    let getattr_hook = (*class.as_type_ptr()).tp_getattro.map_or(0, |f| f as usize);
-                    let name = pyo3::intern!(py, "__getattribute__");
-                    let object_getattribute =
-                        _PyType_Lookup(std::ptr::addr_of_mut!(ffi::PyBaseObject_Type), name.as_ptr()) as usize;
-                    Ok(Generic { getattr_hook, object_getattribute, entries_in_place: entries::usable(py) })
-                }
-            };
-            probe().ok().filter(|g| g.getattr_hook != 0 && g.object_getattribute != 0)
-        });
-        found.as_ref()
-    }
-
-    pub fn type_of(obj: &Bound<'_, PyAny>) -> *mut ffi::PyTypeObject {
-        // SAFETY: the type of a live object.
-        unsafe { ffi::Py_TYPE(obj.as_ptr()) }
-    }
+    pub use cpython::type_of;
 
     /// Whether generic lookup of `name` on `obj` is decided by its instance `__dict__`: the
     /// type looks attributes up generically and has no attribute of that name itself.
     pub fn dict_decides(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> bool {
         let py = obj.py();
-        let Some(generic) = generic(py) else { return false };
-        // SAFETY: type slots of a live object, read with the GIL held; `_PyType_Lookup`
-        // returns a borrowed reference (or NULL, never an error) and calls no Python code.
+        let Some(internals) = internals(py) else { return false };
+        // Held across the lookups, which may run Python code that changes `obj.__class__`.
+        let class = obj.get_type();
+        let tp = class.as_type_ptr();
+        // SAFETY: a slot of the held class, read attached.
+        let getattro = unsafe { (*tp).tp_getattro }.map_or(0, |f| f as usize);
+        // SAFETY: the class is held across both lookups.
         unsafe {
-            let tp = type_of(obj);
-            let getattro = (*tp).tp_getattro.map_or(0, |f| f as usize);
             let generic_lookup = getattro == ffi::PyObject_GenericGetAttr as *const () as usize
-                || (getattro == generic.getattr_hook
-                    && _PyType_Lookup(tp, pyo3::intern!(py, "__getattribute__").as_ptr()) as usize
-                        == generic.object_getattribute);
+                || (getattro == internals.getattr_hook
+                    && internals.type_lookup(tp, pyo3::intern!(py, "__getattribute__"))
+                        == internals.object_getattribute);
             // A class attribute of that name (a descriptor, a slot, a plain value) would decide or
             // come after the dict: CPython's own path handles it.
-            generic_lookup && _PyType_Lookup(tp, name.as_ptr()).is_null()
+            generic_lookup && internals.type_lookup(tp, name) == 0
         }
     }
 
-    /// The instance dict of `obj`, borrowed; `None` when it has none.
+    /// The instance dict of `obj`, borrowed, when every key in it is an exact str (so that the entry
+    /// whose key is a name itself is what a lookup of it finds), and its table.
     #[inline(always)]
-    fn dict_of(obj: &Bound<'_, PyAny>) -> Option<*mut ffi::PyObject> {
-        // SAFETY: the dict slot of a live object, read with the GIL held. For attributes kept
-        // inline (a plain class's instance), this makes the dict, as `vars(obj)` does.
-        unsafe {
-            let dict = _PyObject_GetDictPtr(obj.as_ptr());
-            (!dict.is_null() && !(*dict).is_null()).then(|| *dict)
+    fn str_keyed_dict(obj: &Bound<'_, PyAny>) -> Option<(*mut ffi::PyObject, Table)> {
+        let internals = internals_found(obj.py()).filter(|i| i.dict_in_place)?;
+        let dict = internals.instance_dict(obj)?;
+        // SAFETY: a live dict, read with the GIL held, on a CPython whose `Internals` read dicts in place.
+        match unsafe { cpython::dict::table(dict) } {
+            Table::AnyKeys => None,
+            table => Some((dict, table)),
         }
     }
 
-    /// The key and value (borrowed) at entry `pos` of `dict`, when every key of the dict is an
-    /// exact str (so that the entry whose key is a name itself is what a lookup of it finds): read
-    /// in place from a combined table, the entry `PyDict_Next` finds from there in a split one
-    /// (whose keys CPython keeps str only). `None` for any other dict, or where the layout is unknown.
+    /// The key and value (borrowed) at entry `pos` of a str-keyed `dict`: read in place from a
+    /// combined table, the entry `PyDict_Next` finds from there in a split one.
     #[inline(always)]
     fn entry_at(
-        py: Python<'_>,
         dict: *mut ffi::PyObject,
+        table: Table,
         pos: isize,
     ) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
-        if !GENERIC.get(py).is_some_and(|g| g.as_ref().is_some_and(|g| g.entries_in_place)) {
-            return None;
-        }
-        // SAFETY: a live dict, read with the GIL held, on a CPython whose layout `usable` checked.
-        match unsafe { entries::table(dict) } {
-            entries::Table::StrKeys(entries) => entries.get(pos),
-            entries::Table::Split => entry_after(dict, &mut { pos }),
-            entries::Table::AnyKeys => None,
+        match table {
+            Table::StrKeys(entries) => entries.get(pos),
+            _ => entry_after(dict, &mut { pos }),
         }
     }
 
@@ -277,10 +229,9 @@ mod direct {
     }
 
     /// The entry of `name` in the instance dict of `obj` (where `PyDict_Next` from there finds it),
-    /// found by identity; `None` unless `entry_at` can read it back (a dict of str keys only).
+    /// found by identity; `None` unless the dict is str-keyed.
     pub fn dict_position(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> Option<isize> {
-        let dict = dict_of(obj)?;
-        entry_at(obj.py(), dict, 0)?;
+        let (dict, _) = str_keyed_dict(obj)?;
         let mut pos = 0;
         loop {
             // `PyDict_Next` leaves `pos` just past the entry it found.
@@ -290,163 +241,17 @@ mod direct {
         }
     }
 
-    /// The value of `name` in the instance dict of `obj` if the entry after `pos` is that key
-    /// (a dict's keys are unique), borrowed from the dict; `None` otherwise, saying nothing more.
+    /// The value of `name` in the str-keyed instance dict of `obj` if the entry after `pos` is that
+    /// key (a dict's keys are unique), borrowed from the dict; `None` otherwise, saying nothing more.
     #[inline(always)]
     pub fn dict_entry_named<'a, 'py>(
         obj: &'a Bound<'py, PyAny>,
         name: &Bound<'py, PyString>,
         pos: isize,
     ) -> Option<Borrowed<'a, 'py, PyAny>> {
-        let (key, value) = entry_at(obj.py(), dict_of(obj)?, pos)?;
+        let (dict, table) = str_keyed_dict(obj)?;
+        let (key, value) = entry_at(dict, table, pos)?;
         // SAFETY: a value of the live dict of `obj`, which holds it until Python code runs.
         (key == name.as_ptr()).then(|| unsafe { Borrowed::from_ptr(obj.py(), value) })
-    }
-
-    /// A dict's entries read where they lie: CPython 3.11 to 3.14's combined tables
-    /// (`Include/internal/pycore_dict.h`), which `PyDict_Next` reaches through checks and a call.
-    mod entries {
-        use pyo3::ffi;
-        use pyo3::prelude::*;
-        use pyo3::types::PyDict;
-
-        /// `PyDictObject`.
-        #[repr(C)]
-        struct Dict {
-            ob_refcnt: isize,
-            ob_type: *mut ffi::PyTypeObject,
-            ma_used: isize,
-            ma_version_tag: u64,
-            ma_keys: *const Keys,
-            ma_values: *const u8,
-        }
-
-        /// `PyDictKeysObject`, whose index table and entries follow it.
-        #[repr(C)]
-        struct Keys {
-            dk_refcnt: isize,
-            dk_log2_size: u8,
-            dk_log2_index_bytes: u8,
-            dk_kind: u8,
-            dk_version: u32,
-            dk_usable: isize,
-            dk_nentries: isize,
-        }
-
-        /// `dk_kind`: entries of `(hash, key, value)`, or of `(key, value)` when every key is a str.
-        const GENERAL: u8 = 0;
-        const UNICODE: u8 = 1;
-
-        /// The entries of a combined table, as `PyDict_Next` numbers them.
-        pub struct Combined {
-            first: *const *mut ffi::PyObject,
-            len: isize,
-            /// Pointers an entry holds: 2 (key, value) or 3 (hash, key, value).
-            width: usize,
-        }
-
-        /// What a dict's table is, by the kind of its keys.
-        pub enum Table {
-            /// A combined table whose keys are all exact str (`DICT_KEYS_UNICODE`), its entries.
-            StrKeys(Combined),
-            /// A table split between keys and values (a plain class's instance dict): str keys only.
-            Split,
-            /// A table that may hold any key (`DICT_KEYS_GENERAL`).
-            AnyKeys,
-        }
-
-        /// The table of `dict`.
-        ///
-        /// # Safety
-        /// `dict` is a live dict, read with the GIL held, on a CPython that `usable` accepted;
-        /// the result is used before anything can change the dict.
-        #[inline(always)]
-        pub unsafe fn table(dict: *mut ffi::PyObject) -> Table {
-            let dict = dict as *const Dict;
-            if !(*dict).ma_values.is_null() {
-                return Table::Split;
-            }
-            match combined(dict) {
-                Some(entries) if entries.width == 2 => Table::StrKeys(entries),
-                _ => Table::AnyKeys,
-            }
-        }
-
-        /// The entries of a combined table of either kind of keys.
-        ///
-        /// # Safety
-        /// As `table`'s, and the table is combined.
-        #[inline(always)]
-        unsafe fn combined(dict: *const Dict) -> Option<Combined> {
-            let keys = (*dict).ma_keys;
-            let width = match (*keys).dk_kind {
-                UNICODE => 2,
-                GENERAL => 3,
-                _ => return None,
-            };
-            let first = keys.add(1).cast::<u8>().add(1 << (*keys).dk_log2_index_bytes).cast();
-            Some(Combined { first, len: (*keys).dk_nentries, width })
-        }
-
-        impl Combined {
-            /// The key and value at entry `pos`; `None` for an empty entry or one past the last.
-            #[inline(always)]
-            pub fn get(&self, pos: isize) -> Option<(*mut ffi::PyObject, *mut ffi::PyObject)> {
-                if !(0..self.len).contains(&pos) {
-                    return None;
-                }
-                // SAFETY: `pos` is among the entries `combined` found, each `width` pointers, the
-                // last two its key and value.
-                let (key, value) = unsafe {
-                    let entry = self.first.add(pos as usize * self.width + self.width - 2);
-                    (*entry, *entry.add(1))
-                };
-                (!value.is_null()).then_some((key, value))
-            }
-        }
-
-        /// Whether this interpreter lays dicts out as `combined` reads them: a default (GIL, no
-        /// trace-refs) build of CPython 3.11 to 3.14, on which it reads back known dicts.
-        pub fn usable(py: Python<'_>) -> bool {
-            let layout = || -> PyResult<bool> {
-                let sys = py.import("sys")?;
-                let cpython = sys.getattr("implementation")?.getattr("name")?.extract::<String>()? == "cpython";
-                let gil = !py.import("sysconfig")?.call_method1("get_config_var", ("Py_GIL_DISABLED",))?.is_truthy()?;
-                let trace_refs = sys.hasattr("getobjects")?;
-                Ok(cpython && gil && !trace_refs && py.version_info() >= (3, 11) && py.version_info() < (3, 15))
-            };
-            layout().unwrap_or(false) && reads_back(py).unwrap_or(false)
-        }
-
-        /// `combined` on a dict of str keys and on one of other keys finds every entry, and nothing past them.
-        fn reads_back(py: Python<'_>) -> PyResult<bool> {
-            let str_keys = PyDict::new(py);
-            let any_keys = PyDict::new(py);
-            for i in 0..9 {
-                let value = (i * 1000usize).into_pyobject(py)?;
-                str_keys.set_item(format!("key{i}"), &value)?;
-                any_keys.set_item(i * 7 + 1000, &value)?;
-            }
-            let reads = |dict: &Bound<'_, PyDict>| -> PyResult<bool> {
-                let dict_ptr = dict.as_ptr() as *const Dict;
-                // SAFETY: a live combined dict (made by `PyDict_New`), with the GIL held, not changed
-                // while read; `usable` has checked the version.
-                let Some(entries) = (unsafe { (*dict_ptr).ma_values.is_null().then(|| combined(dict_ptr)).flatten() })
-                else {
-                    return Ok(false);
-                };
-                let found = dict
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (key, value))| entries.get(i as isize) == Some((key.as_ptr(), value.as_ptr())));
-                Ok(found && entries.get(dict.len() as isize).is_none())
-            };
-            // SAFETY: as above.
-            let kinds = unsafe {
-                matches!(table(str_keys.as_ptr()), Table::StrKeys(_))
-                    && matches!(table(any_keys.as_ptr()), Table::AnyKeys)
-            };
-            Ok(reads(&str_keys)? && reads(&any_keys)? && kinds)
-        }
     }
 }

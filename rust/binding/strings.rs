@@ -341,34 +341,7 @@ pub fn type_error(what: String, expected: &str, obj: &Bound<'_, PyAny>) -> PyErr
     PyTypeError::new_err(format!("{what} must be {expected}, not {type_name}"))
 }
 
-/// The code units of `s`, in its own width; a legacy str (CPython 3.11) is made ready first,
-/// which fails only for want of memory.
-///
-/// # Safety
-/// `s` outlives `'a`.
-#[inline(always)]
-pub unsafe fn native_of<'a>(s: &Bound<'_, PyString>) -> PyResult<Native<'a>> {
-    let p = s.as_ptr();
-    // An inline flag test on 3.11 (a call only for a legacy str not yet ready), nothing on 3.12+.
-    if ffi::PyUnicode_READY(p) != 0 {
-        return Err(PyErr::fetch(s.py()));
-    }
-    let len = ffi::PyUnicode_GET_LENGTH(p) as usize;
-    let data = ffi::PyUnicode_DATA(p);
-    let units = match ffi::PyUnicode_KIND(p) {
-        ffi::PyUnicode_1BYTE_KIND => Units::One(std::slice::from_raw_parts(data as *const u8, len)),
-        ffi::PyUnicode_2BYTE_KIND => Units::Two(std::slice::from_raw_parts(data as *const u16, len)),
-        _ => Units::Four(std::slice::from_raw_parts(data as *const u32, len)),
-    };
-    // Strings are canonical: the kind is the class, except that 1-byte ones may be ASCII.
-    let class = match units {
-        Units::One(_) if ffi::PyUnicode_IS_ASCII(p) != 0 => Class::Ascii,
-        Units::One(_) => Class::Latin1,
-        Units::Two(_) => Class::Ucs2,
-        Units::Four(_) => Class::Ucs4,
-    };
-    Ok(Native { units, class })
-}
+pub use super::cpython::native_of;
 
 /// Output this large is written with the GIL released, so that other Python threads run.
 const DETACH_ABOVE: usize = 64 * 1024;
@@ -384,13 +357,7 @@ fn new_str<'py>(py: Python<'py>, count: Count) -> PyResult<(Bound<'py, PyString>
     unsafe {
         let raw = ffi::PyUnicode_New(len, count.class.max_char());
         let s = Bound::from_owned_ptr_or_err(py, raw)?.cast_into_unchecked::<PyString>();
-        let (data, n) = (ffi::PyUnicode_DATA(raw), count.chars);
-        let units = match ffi::PyUnicode_KIND(raw) {
-            ffi::PyUnicode_1BYTE_KIND => UnitsMut::One(std::slice::from_raw_parts_mut(data as *mut u8, n)),
-            ffi::PyUnicode_2BYTE_KIND => UnitsMut::Two(std::slice::from_raw_parts_mut(data as *mut u16, n)),
-            _ => UnitsMut::Four(std::slice::from_raw_parts_mut(data as *mut u32, n)),
-        };
-        Ok((s, units))
+        Ok((s, super::cpython::units_mut(raw, count.chars)))
     }
 }
 
@@ -425,6 +392,7 @@ fn render<'py, R: Render + Sync + ?Sized>(
     };
     let written = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
     let (sections, fingerprint) = written.map_err(super::to_py_err)?;
+    super::cpython::check_written(&s);
     Ok((s, sections, fingerprint))
 }
 
@@ -457,6 +425,7 @@ pub fn render_strs<'py, R: Render + Sync>(
     for result in written.map_err(super::to_py_err)? {
         result.map_err(super::to_py_err)?;
     }
+    strs.iter().flatten().for_each(super::cpython::check_written);
     Ok(strs)
 }
 

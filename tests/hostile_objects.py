@@ -118,6 +118,20 @@ def class_replaced(make: Make) -> list:
     return [with_key(block, key, "the key's", reclass, {})]
 
 
+def class_changed_by_its_dict(make: Make) -> list:
+    """A class whose own dict holds a key whose ``__eq__``, met while ``value`` is looked up on the class,
+    gives the class a ``value`` property: every later block reads the property."""
+    key = KeyLike("value", equal=False)
+    cls = type("WithClassKey", (type(make()),), {key: "a class-dict key", "__module__": __name__})
+    key.act, key.armed = lambda: setattr(cls, "value", property(lambda self: "from the class")), True
+    blocks = []
+    for _ in range(3):
+        block = make(**FIELDS)
+        block.__class__ = cls
+        blocks.append(block)
+    return blocks
+
+
 def second_block_dict_replaced(make: Make) -> list:
     """A plain block first (its field positions remembered), then one whose key replaces its dict."""
     return [make(**FIELDS), *dict_replaced(make, "label"), make(**FIELDS)]
@@ -129,6 +143,7 @@ CRASH = {
     "a key's __eq__ replaces __dict__ and collects it": dict_replaced_and_collected,
     "a key's __eq__ clears the dict": dict_cleared,
     "a key's __eq__ replaces the block's class": class_replaced,
+    "a class-dict key's __eq__ gives the class a property": class_changed_by_its_dict,
     "after a plain block, a key's __eq__ replaces __dict__": second_block_dict_replaced,
 }
 

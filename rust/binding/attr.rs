@@ -146,10 +146,11 @@ fn in_dict_found<'py>(obj: &Bound<'py, PyAny>, field: &Field<'py>, key: Key) -> 
             } else {
                 Found::Elsewhere
             };
-            // The lookups just made give the class a tag if it had none.
-            let key = Key { version: version_tag(class.as_type_ptr()), ..key };
-            if key.version != 0 {
-                field.last.set(key, found);
+            // The lookups just made give the class a tag if it had none; a class they changed (a
+            // class-dict key's `__eq__` can) has a new one, and what they found is not remembered.
+            let tagged = Key { version: version_tag(class.as_type_ptr()), ..key };
+            if tagged.version != 0 && (key.version == 0 || key.version == tagged.version) {
+                field.last.set(tagged, found);
             }
             let Found::Dict { hint } = found else { return None };
             hint

@@ -118,6 +118,10 @@ test-letta-server: $(DIST)/.built tests/letta-0.16.8-constraints.txt scripts/let
 
 # The real agents of the report: every agent file of the shared folder.
 REAL_AGENTS := $(wildcard ../shared/agentfiles/*.af)
+# Under CI (CI=true) the real agents are always there: their absence fails the run instead of skipping tests.
+ifeq ($(CI)$(REAL_AGENTS),true)
+$(error CI=true, but no real agent files in ../shared/agentfiles)
+endif
 SUITE := -p memprompt.bench.suite.plugin --pyargs memprompt.bench.suite --benchmark-disable -q -p no:cacheprovider \
 	$(if $(REAL_AGENTS),--agents $(REAL_AGENTS))
 

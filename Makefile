@@ -29,7 +29,12 @@ FUZZ_SECONDS ?= 90
 example: $(VENV)/.installed
 	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
 
-test: test-rust lint test-wheel test-sdist test-letta bench-check bench-check-letta test-letta-server fuzz test-memcheck
+# The checks that time nothing run two at a time (the machine's two cores), each target's output kept
+# together; then the server tests, which time stock Letta against memprompt, alone.
+CHECKS := test-rust lint test-wheel test-sdist test-letta bench-check bench-check-letta fuzz test-memcheck
+test:
+	$(MAKE) -j2 --output-sync=target $(CHECKS)
+	$(MAKE) test-letta-server
 
 install: $(VENV)/.installed
 
@@ -126,6 +131,10 @@ test-letta-server: $(DIST)/.built tests/letta-0.16.8-constraints.txt scripts/let
 
 # The real agents of the report: every agent file of the shared folder.
 REAL_AGENTS := $(wildcard ../shared/agentfiles/*.af)
+# Under CI (CI=true) the real agents are always there: their absence fails the run instead of skipping tests.
+ifeq ($(CI)$(REAL_AGENTS),true)
+$(error CI=true, but no real agent files in ../shared/agentfiles)
+endif
 SUITE := -p memprompt.bench.suite.plugin --pyargs memprompt.bench.suite --benchmark-disable -q -p no:cacheprovider \
 	$(if $(REAL_AGENTS),--agents $(REAL_AGENTS))
 

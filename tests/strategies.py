@@ -1,6 +1,6 @@
 """Hypothesis strategies shared by every property test (Rust core vs reference, reference vs Letta).
 
-They aim at the traps of SPEC section 2: lone surrogates, NUL, "\\r\\n", every
+They aim at the traps of Python's str: lone surrogates, NUL, "\\r\\n", every
 character that ``str.isspace()`` accepts, astral characters, sometimes large
 values; path-like labels with empty parts, collisions, duplicates and Letta's
 internal key names; agent types as enums, strings in any case, or None; skill

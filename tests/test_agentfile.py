@@ -133,7 +133,7 @@ def test_an_open_file_becomes_a_clipped_file_block(agentfiles: Path) -> None:
     assert '<file status="open" name="folder-1765842590288/social-ai-transcript.md">' in void.compile_memory()
 
 
-#: The real agents whose stored message[0] is what letta 0.16.8 builds now (SPEC section 5): (file, agent name).
+#: The real agents whose stored message[0] is what letta 0.16.8 builds now (the others were stored by older Letta releases): (file, agent name).
 CURRENT_AGENTS = [
     ("customer_service.af", "customer_service"),
     ("lettabot-builder.af", "lettabot-builder"),

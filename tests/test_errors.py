@@ -1,4 +1,4 @@
-"""Bad input gets a clear error and nothing else (issue 5, part 1).
+"""Bad input gets a clear error and nothing else (README, Guarantees).
 
 Table-driven over every field of every input type and every entry point that reads
 it. For each bad value the Rust core must raise the exception type of the validation

@@ -1,4 +1,4 @@
-"""Extreme sizes (issue 5, part 3): a 100 MB value, 100,000 blocks, a label with 10,000
+"""Extreme sizes (README, Guarantees: "Huge input"): a 100 MB value, 100,000 blocks, a label with 10,000
 path parts, a 1 MB label, 10,000 client skills, 1,000 sources with 10,000 files.
 
 Each result is checked against the pure-Python reference (which is itself iterative,

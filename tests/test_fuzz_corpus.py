@@ -1,4 +1,4 @@
-"""The fuzz corpus, replayed through Python (issue 5, part 2: "the Rust output equals the reference's").
+"""The fuzz corpus, replayed through Python (README, Guarantees: "No panic").
 
 ``fuzz/run.sh`` drives the pure-Rust renderers with coverage-guided inputs and checks
 that nothing panics; it cannot call Python. ``fuzz/run.sh export`` writes each committed

@@ -1,4 +1,4 @@
-"""Prompt-injection-shaped content (issue 5, part 4).
+"""Prompt-injection-shaped content (README, Guarantees: "Injection-shaped content").
 
 Block values, labels, descriptions, file contents, source names and tool rules that
 hold memprompt's own markup (``</memory_blocks>``, ``{CORE_MEMORY}``,

@@ -1,4 +1,4 @@
-"""No leaks (issue 5, part 6).
+"""No leaks (README, Guarantees: "No leaks").
 
 Each test repeats one call for a few seconds (up to a million times) and checks that
 the process's resident memory settles: after a warm-up, the last two thirds of the

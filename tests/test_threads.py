@@ -1,4 +1,4 @@
-"""Threads and batches (issue 5, part 5).
+"""Threads and batches (README, Guarantees: "Threads").
 
 - A large render releases the GIL: another Python thread keeps running while it renders.
 - ``compile_many`` compiles on Rust threads, keeps input order, and equals compiling

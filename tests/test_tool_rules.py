@@ -24,12 +24,11 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
+import agentfiles  # noqa: E402
 from strategies import mostly, texts  # noqa: E402  (also makes memprompt.reference importable)
 
 from memprompt.reference import tool_rules as ref  # noqa: E402
 from memprompt.types import ToolUsageRules  # noqa: E402
-
-AGENTFILES = TESTS_DIR.parent.parent / "shared" / "agentfiles"
 
 KINDS = (
     "run_first",
@@ -123,9 +122,9 @@ AGENT_EXPECTED = {
 
 
 def load_agents() -> list[tuple[str, str, dict]]:
-    """(file name, agent name, agent) for every agent of the real agent files."""
+    """(file name, agent name, agent) for every agent of the real agent files; the caller skipped without them."""
     agents = []
-    for path in sorted(AGENTFILES.glob("*.af")):
+    for path in sorted(agentfiles.require().glob("*.af")):
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, str):  # some files are JSON encoded a second time
             data = json.loads(data)
@@ -564,8 +563,6 @@ def reference_outcome(rules):
 @pytest.mark.parametrize("file_name, agent_name", list(AGENT_EXPECTED))
 def test_agent_files(core, file_name, agent_name):
     agents = {(f, n): a for f, n, a in load_agents()}
-    if not agents:
-        pytest.skip(f"real agent files not found at {AGENTFILES}")
     rules = agents[(file_name, agent_name)].get("tool_rules")
     expected = AGENT_EXPECTED[(file_name, agent_name)]
     expected = None if expected is None else (DESCRIPTION, expected)
@@ -575,8 +572,6 @@ def test_agent_files(core, file_name, agent_name):
 
 def test_every_agent_is_pinned():
     agents = load_agents()
-    if not agents:
-        pytest.skip(f"real agent files not found at {AGENTFILES}")
     assert sorted((f, n) for f, n, _ in agents) == sorted(AGENT_EXPECTED)
 
 
@@ -584,8 +579,6 @@ def test_current_stored_system_messages_hold_the_section(core):
     """Where the stored system message has a <tool_usage_rules> section, it is ours, byte for byte
     (Evie and the lettabot-builder sleeptime agent; the stale files predate the section)."""
     agents = load_agents()
-    if not agents:
-        pytest.skip(f"real agent files not found at {AGENTFILES}")
     seen = 0
     for file_name, agent_name, agent in agents:
         text = stored_system_message(agent)
@@ -834,8 +827,6 @@ def test_fast_path_needs_no_reference(core, monkeypatch):
 
     monkeypatch.setattr(ref, "validate_rule", refuse)
     monkeypatch.setattr(ref, "compile_tool_rule_prompts", refuse)
-    for _, _, agent in load_agents():
-        core.compile_tool_rule_prompts(agent.get("tool_rules"))
     rules = [
         look_alike("constrain_child_tools", "c", ["a"]),
         look_alike("max_count_per_step", "m", max_count_limit=2),
@@ -853,6 +844,24 @@ def test_fast_path_needs_no_reference(core, monkeypatch):
     assert core.compile_tool_rule_prompts(rules) is not None
     with pytest.raises(AssertionError):
         core.compile_tool_rule_prompts([{"tool_name": StrSub("x"), "type": "exit_loop"}])
+
+
+def test_agent_files_need_no_reference(core, monkeypatch):
+    """Every real agent's rules render in Rust alone."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the reference was called")
+
+    monkeypatch.setattr(ref, "validate_rule", refuse)
+    monkeypatch.setattr(ref, "compile_tool_rule_prompts", refuse)
+    for file_name, agent_name, agent in load_agents():
+        block, expected = (
+            core.compile_tool_rule_prompts(agent.get("tool_rules")),
+            AGENT_EXPECTED[(file_name, agent_name)],
+        )
+        assert (None if block is None else (block.description, block.value)) == (
+            None if expected is None else (DESCRIPTION, expected)
+        )
 
 
 def test_a_class_renamed_or_moved_between_calls_is_asked_again(core, monkeypatch):

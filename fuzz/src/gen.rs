@@ -2,9 +2,10 @@
 //!
 //! Every text is what a Python `str` becomes at the binding: its bytes in UTF-8 with
 //! `surrogatepass` (lone surrogates included). Texts are made of pieces: the traps of
-//! SPEC section 2 and the strings that look like memprompt's own markup, or any code
-//! point; now and then a text is repeated to grow large. Labels are paths built from
-//! a small pool of parts (so they collide), sometimes thousands of parts deep.
+//! Python's `str` (lone surrogates, NUL, every `isspace` character, astral code points),
+//! the strings that look like memprompt's own markup, or any code point; now and then a
+//! text is repeated to grow large. Labels are paths built from a small pool of parts (so
+//! they collide), sometimes thousands of parts deep.
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memprompt::model::{Block, Chars, ClientSkill, CompileInput, FileBlock, Int, Source, ToolUsageRules};

@@ -6,8 +6,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from io import StringIO
-from pathlib import Path
 
+import agentfiles
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -18,8 +18,7 @@ from memprompt.bench import reads, workloads
 from memprompt.bench.reads import Inputs, ReadsDiffer
 from memprompt.types import FileBlock, LLMConfig, Source
 
-AGENTFILES = Path(__file__).resolve().parents[3] / "shared" / "agentfiles"
-AGENT_FILES = sorted(str(path) for path in AGENTFILES.glob("*.af"))
+AGENT_FILES = [str(path) for path in agentfiles.paths()]
 
 # The smallest case of each renderer that reaches every row of its parts: a system/persona and
 # system/ files (git memory); files outside system/ and skills (tree view); client skills not in
@@ -61,6 +60,11 @@ def cases():
 def case_ids() -> list[str]:
     agents = [f"real agents: {part}/{agent}" for part in workloads.AGENT_PARTS for agent in AGENTS]
     return list(CASES) + (agents if AGENT_FILES else [])
+
+
+def test_the_real_agents_are_among_the_bench_cases():
+    agentfiles.require()
+    assert set(case_ids()) - set(CASES), "no real agent's case is checked"
 
 
 def test_the_floor_reads_what_letta_reads_on_the_bench_cases(env, cases):

@@ -24,14 +24,14 @@ LETTA_SERVER_VENV ?= $(HOME)/.cache/memprompt/letta-server-venv
 # Seconds of coverage-guided fuzzing in `make test` (after replaying the committed corpus).
 FUZZ_SECONDS ?= 90
 
-.PHONY: fuzz fuzz-export example test test-rust lint test-wheel test-sdist test-letta test-letta-server bench-check bench-check-letta bench bench-quick install wheel
+.PHONY: fuzz fuzz-export example test test-rust test-memcheck lint test-wheel test-sdist test-letta test-letta-server bench-check bench-check-letta bench bench-quick install wheel
 
 example: $(VENV)/.installed
 	$(VENV)/bin/memprompt compile examples/plain.af --section system --now 2026-01-01T12:00:00+00:00
 
 # The checks that time nothing run two at a time (the machine's two cores), each target's output kept
 # together; then the server tests, which time stock Letta against memprompt, alone.
-CHECKS := test-rust lint test-wheel test-sdist test-letta bench-check bench-check-letta fuzz
+CHECKS := test-rust lint test-wheel test-sdist test-letta bench-check bench-check-letta fuzz test-memcheck
 test:
 	$(MAKE) -j2 --output-sync=target $(CHECKS)
 	$(MAKE) test-letta-server
@@ -107,6 +107,14 @@ test-rust:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo test
+
+# The hostile-object, compile-cache and threads tests under valgrind memcheck, CPython's allocator off (each
+# object its own malloc block): any invalid read or write fails the run. Undefined-value checks are off (CPython's
+# own code trips them, and they double the time); tests/memcheck.supp holds glibc's wmemcmp over-read.
+MEMCHECK_TESTS = $(wildcard tests/test_hostile*.py tests/test_compile_cache.py) tests/test_threads.py
+test-memcheck: $(VENV)/.installed
+	PYTHONMALLOC=malloc valgrind --tool=memcheck --undef-value-errors=no --leak-check=no --error-exitcode=99 \
+		--suppressions=tests/memcheck.supp --quiet $(VENV)/bin/python -m pytest $(MEMCHECK_TESTS) -q -p no:cacheprovider
 
 # The reference against letta 0.16.8 itself, in Letta's own environment.
 test-letta: $(LETTA_VENV)/.memprompt

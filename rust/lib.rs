@@ -7,6 +7,9 @@
 //! that it still holds, `lookups` where attribute lookup finds a field across calls,
 //! `binding` the thin pyo3 layer.
 
+// Every `unsafe` block says why it is sound (`// SAFETY:`); CPython internals live in binding/cpython.rs.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod batch;
 pub mod blocks;
 pub mod compile_cache;

@@ -17,7 +17,7 @@ use crate::out::Section;
 pub fn fingerprint(text: &Bound<'_, PyAny>) -> PyResult<u128> {
     let text = text.cast::<PyString>().map_err(|_| type_error("text".into(), "str", text))?;
     // SAFETY: `text` is a live str for the whole call.
-    Ok(core::fingerprint_native(unsafe { native_of(text.as_ptr()) }))
+    Ok(core::fingerprint_native(unsafe { native_of(text) }?))
 }
 
 /// The memory section of `message` if it was built from `template`, else `None`; both are
@@ -29,7 +29,7 @@ pub fn stored_memory_section<'py>(
     message: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
     let strings = Strings::new(py);
-    let Some(range) = core::stored_memory_section(strings.native(template), strings.native(message)) else {
+    let Some(range) = core::stored_memory_section(strings.native(template)?, strings.native(message)?) else {
         return Ok(None);
     };
     // CPython's own substring: a new `str` at the narrowest width that holds it. The range
@@ -58,7 +58,7 @@ pub fn message_sections<'py>(
     let spans = spans_of(memory_sections)?;
     let strings = Strings::new(py);
     let (template, text, memory) =
-        (strings.native(system_prompt), strings.native(message), strings.native(memory_text));
+        (strings.native(system_prompt)?, strings.native(message)?, strings.native(memory_text)?);
     let sections = message::message_sections(template, text, memory, &spans).map_err(|m| {
         PyValueError::new_err(match m {
             Mismatch::Template => "the message was not built from this system prompt: its text does not frame a memory",

@@ -202,13 +202,12 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
 
 /// Whether a label names no skill without a look at its UTF-8: `None` (the label ""), or a
 /// str whose first code points, in its own width, are not the skills prefix (most labels).
+/// A str that cannot be made ready is not skipped: reading it raises.
 fn names_no_skill(label: &Bound<'_, PyAny>) -> bool {
     use crate::skills::SKILL_LABEL_PREFIX;
+    let Ok(s) = label.cast::<PyString>() else { return label.is_none() };
     // SAFETY: the code units of a live str, read before anything else runs.
-    label.is_none()
-        || label
-            .cast::<PyString>()
-            .is_ok_and(|s| !unsafe { native_of(s.as_ptr()) }.starts_with_ascii(SKILL_LABEL_PREFIX))
+    unsafe { native_of(s) }.is_ok_and(|native| !native.starts_with_ascii(SKILL_LABEL_PREFIX))
 }
 
 /// The file blocks as Letta's directories read them (`SourceIds::reads`): a `source_id`

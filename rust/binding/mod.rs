@@ -2,6 +2,7 @@
 
 mod attr;
 mod cache;
+mod cpython;
 mod fingerprint;
 mod inputs;
 mod memory;

@@ -404,9 +404,9 @@ pub fn get_system_message_from_compiled_memory<'py>(
     };
     let (block, _) = render_str(py, &meta)?;
     let message = SystemMessage::new(
-        Chars::Native(strings.native(prompt)),
-        Chars::Native(strings.native(memory)),
-        Chars::Native(strings.native(&block)),
+        Chars::Native(strings.native(prompt)?),
+        Chars::Native(strings.native(memory)?),
+        Chars::Native(strings.native(&block)?),
         append,
     );
     render_str(py, &message).map(|(text, _)| text)
@@ -431,7 +431,7 @@ fn format_empty<'s, 'py>(strings: &'s Strings<'py>, value: &Bound<'py, PyAny>) -
         let empty = PyString::new(py, "");
         Bound::from_owned_ptr_or_err(py, ffi::PyObject_Format(value.as_ptr(), empty.as_ptr()))?
     };
-    Ok(strings.native(formatted.cast::<PyString>()?))
+    strings.native(formatted.cast::<PyString>()?)
 }
 
 /// Letta's `PromptGenerator.safe_format`: `template.replace("{}", "{{}}")` formatted with a
@@ -452,7 +452,7 @@ pub fn safe_format<'py>(
             let formatted = format_pieces(&pieces, |key| -> PyResult<Option<Chars>> {
                 let Some(value) = dict.get_item(to_py_str(py, key)?)? else { return Ok(None) };
                 Ok(Some(Chars::Native(match value.cast_exact::<PyString>() {
-                    Ok(s) => strings.native(s),
+                    Ok(s) => strings.native(s)?,
                     Err(_) => format_empty(&strings, &value)?,
                 })))
             })?;

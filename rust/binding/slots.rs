@@ -21,21 +21,9 @@ impl<const N: usize> SlotClass<N> {
             let mut offsets = [0; N];
             for (offset, field) in offsets.iter_mut().zip(fields) {
                 let descriptor = class.getattr(field)?;
-                // SAFETY: type checks, then the fields of a member descriptor (CPython 3.11+ layout).
-                *offset = unsafe {
-                    let p = descriptor.as_ptr();
-                    let member = match ffi::PyObject_TypeCheck(p, std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type)) != 0
-                    {
-                        true => (*p.cast::<ffi::PyMemberDescrObject>()).d_member,
-                        false => std::ptr::null_mut(),
-                    };
-                    if member.is_null() || (*member).type_code != ffi::Py_T_OBJECT_EX || (*member).flags != 0 {
-                        return Err(PyRuntimeError::new_err(format!(
-                            "memprompt.types.{name}.{field} is not a writable slot"
-                        )));
-                    }
-                    (*member).offset
-                };
+                *offset = super::cpython::member_slot(&descriptor).ok_or_else(|| {
+                    PyRuntimeError::new_err(format!("memprompt.types.{name}.{field} is not a writable slot"))
+                })?;
             }
             Ok(SlotClass { class: class.unbind(), offsets })
         })

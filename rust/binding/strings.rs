@@ -191,7 +191,7 @@ impl<'py> Strings<'py> {
 
     /// The bytes of `s.encode("utf-8", "surrogatepass")`, borrowed for as long as `self` lives.
     pub fn text<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<&'s [u8]> {
-        let native = self.native(s);
+        let native = self.native(s)?;
         self.utf8_of(s, native)
     }
 
@@ -217,10 +217,10 @@ impl<'py> Strings<'py> {
     }
 
     /// The code units of `s` in its own width, borrowed for as long as `self` lives.
-    pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> Native<'s> {
+    pub fn native<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Native<'s>> {
         self.hold(s.as_any());
-        // SAFETY: `s` is held (`hold`) for as long as `self` lives, and a str's code units never change.
-        unsafe { native_of(s.as_ptr()) }
+        // SAFETY: `s` is held (`hold`) for as long as `self` lives, and a ready str's code units never change.
+        unsafe { native_of(s) }
     }
 
     /// Text of a `str`, or `None` when `obj` is not a `str`.
@@ -233,7 +233,7 @@ impl<'py> Strings<'py> {
 
     /// Both forms of a `str`: its UTF-8 to read and its own code units to copy.
     pub fn whole<'s>(&'s self, s: &Bound<'py, PyString>) -> PyResult<Text<'s>> {
-        let native = self.native(s);
+        let native = self.native(s)?;
         Ok(Text::with_native(self.utf8_of(s, native)?, native))
     }
 
@@ -243,7 +243,7 @@ impl<'py> Strings<'py> {
             return Ok(Chars::default());
         }
         match obj.cast::<PyString>() {
-            Ok(s) => Ok(Chars::Native(self.native(s))),
+            Ok(s) => Ok(Chars::Native(self.native(s)?)),
             Err(_) => Err(type_error(what(), "str or None", obj)),
         }
     }
@@ -341,27 +341,7 @@ pub fn type_error(what: String, expected: &str, obj: &Bound<'_, PyAny>) -> PyErr
     PyTypeError::new_err(format!("{what} must be {expected}, not {type_name}"))
 }
 
-/// The code units of the str at `p`, in its own width.
-///
-/// # Safety
-/// `p` is a live `str` (exact or a subclass) that outlives `'a`.
-pub unsafe fn native_of<'a>(p: *mut ffi::PyObject) -> Native<'a> {
-    let len = ffi::PyUnicode_GET_LENGTH(p) as usize;
-    let data = ffi::PyUnicode_DATA(p);
-    let units = match ffi::PyUnicode_KIND(p) {
-        ffi::PyUnicode_1BYTE_KIND => Units::One(std::slice::from_raw_parts(data as *const u8, len)),
-        ffi::PyUnicode_2BYTE_KIND => Units::Two(std::slice::from_raw_parts(data as *const u16, len)),
-        _ => Units::Four(std::slice::from_raw_parts(data as *const u32, len)),
-    };
-    // Strings are canonical: the kind is the class, except that 1-byte ones may be ASCII.
-    let class = match units {
-        Units::One(_) if ffi::PyUnicode_IS_ASCII(p) != 0 => Class::Ascii,
-        Units::One(_) => Class::Latin1,
-        Units::Two(_) => Class::Ucs2,
-        Units::Four(_) => Class::Ucs4,
-    };
-    Native { units, class }
-}
+pub use super::cpython::native_of;
 
 /// Output this large is written with the GIL released, so that other Python threads run.
 const DETACH_ABOVE: usize = 64 * 1024;
@@ -377,13 +357,7 @@ fn new_str<'py>(py: Python<'py>, count: Count) -> PyResult<(Bound<'py, PyString>
     unsafe {
         let raw = ffi::PyUnicode_New(len, count.class.max_char());
         let s = Bound::from_owned_ptr_or_err(py, raw)?.cast_into_unchecked::<PyString>();
-        let (data, n) = (ffi::PyUnicode_DATA(raw), count.chars);
-        let units = match ffi::PyUnicode_KIND(raw) {
-            ffi::PyUnicode_1BYTE_KIND => UnitsMut::One(std::slice::from_raw_parts_mut(data as *mut u8, n)),
-            ffi::PyUnicode_2BYTE_KIND => UnitsMut::Two(std::slice::from_raw_parts_mut(data as *mut u16, n)),
-            _ => UnitsMut::Four(std::slice::from_raw_parts_mut(data as *mut u32, n)),
-        };
-        Ok((s, units))
+        Ok((s, super::cpython::units_mut(raw, count.chars)))
     }
 }
 
@@ -418,6 +392,7 @@ fn render<'py, R: Render + Sync + ?Sized>(
     };
     let written = if count.chars > DETACH_ABOVE { py.detach(write) } else { write() };
     let (sections, fingerprint) = written.map_err(super::to_py_err)?;
+    super::cpython::check_written(&s);
     Ok((s, sections, fingerprint))
 }
 
@@ -450,6 +425,7 @@ pub fn render_strs<'py, R: Render + Sync>(
     for result in written.map_err(super::to_py_err)? {
         result.map_err(super::to_py_err)?;
     }
+    strs.iter().flatten().for_each(super::cpython::check_written);
     Ok(strs)
 }
 

@@ -37,6 +37,11 @@ impl<'py> Field<'py> {
         Field { name, last: Last::resumed(kept) }
     }
 
+    /// The identity of its name, which names what a value was read as in a compile's record.
+    pub fn name_id(&self) -> usize {
+        self.name.as_ptr() as usize
+    }
+
     /// Its last answer, for a later field of the same name to resume from.
     pub fn kept(&self) -> Option<(Key, Found)> {
         self.last.peek()

@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::list::BoundListIterator;
 use pyo3::types::{PyIterator, PyList, PyString};
 
-use super::attr::{self, Field};
-use super::strings::{native_of, repr, type_error, Strings};
+use super::attr::Field;
+use super::strings::{native_of, repr, type_error, Site, Strings};
 use crate::directories::{FileReads, SourceIds};
 use crate::git_memory::Reads;
 use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
@@ -108,7 +108,7 @@ pub fn git_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) 
         }
         out.push(Block { label, value, description, ..Block::unread() });
     }
-    strings.list_end();
+    strings.end(Site::Blocks);
     Ok(out)
 }
 
@@ -127,7 +127,7 @@ pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> P
     for (i, obj) in items(list)?.enumerate() {
         out.push(block(strings, &fields, &obj?, "block", i)?);
     }
-    strings.list_end();
+    strings.end(Site::Blocks);
     Ok(out)
 }
 
@@ -155,7 +155,7 @@ pub fn tree_view<'s, 'py>(
         labels.push(strings.utf8_or_none(&label, || format!("{}: label", block_name("block", i, &obj)))?);
         blocks.push(obj);
     }
-    strings.list_end();
+    strings.end(Site::Listed);
     let mut view = TreeView::of_labels(&labels, has_client_skills()?);
     for b in view.described() {
         let obj = &blocks[b];
@@ -196,7 +196,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
         };
         out.push(Listed { label, description });
     }
-    strings.list_end();
+    strings.end(Site::Listed);
     Ok(out)
 }
 
@@ -245,7 +245,7 @@ pub fn file_blocks<'s, 'py>(
         };
         out.push(FileBlock { block, source_id });
     }
-    strings.list_end();
+    strings.end(Site::FileBlocks);
     Ok(out)
 }
 
@@ -292,7 +292,7 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
             instructions: truthy_format(strings, &obj, &fields.instructions)?,
         });
     }
-    strings.list_end();
+    strings.end(Site::Sources);
     Ok(out)
 }
 
@@ -320,7 +320,7 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
             location: strings.str_or_none(&strings.attr(&obj, &fields.location)?, field("location"))?,
         });
     }
-    strings.list_end();
+    strings.end(Site::ClientSkills);
     Ok(out)
 }
 
@@ -340,16 +340,16 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     let py = strings.py();
     // An exact str or None has no `.value`; asking would raise and catch an AttributeError.
     let raw = if obj.is_exact_instance_of::<PyString>() {
-        strings.arg(obj);
+        strings.arg(Site::AgentType, obj);
         obj.clone()
     } else if obj.is_none() {
         return Ok(Text::from(b""));
     } else {
         match strings.attr_opt(obj, &Field::new(intern!(py, "value")))? {
             Some(value) => value,
-            None if !obj.is_truthy()? => return Ok(Text::from(b"")),
+            None if !strings.truth(Site::AgentType, obj)? => return Ok(Text::from(b"")),
             None => {
-                strings.arg(obj);
+                strings.arg(Site::AgentType, obj);
                 obj.clone()
             }
         }
@@ -368,13 +368,15 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     Ok(Text::from(strings.text(&lower)?))
 }
 
-/// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`.
+/// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`;
+/// the truth value and the value compared are recorded (a value of no immutable type is no
+/// proof: its `__eq__` may answer otherwise next time).
 pub fn is_anthropic<'py>(strings: &Strings<'py>, llm_config: &Bound<'py, PyAny>) -> PyResult<bool> {
     let py = strings.py();
-    if llm_config.is_none() || !llm_config.is_truthy()? {
+    if llm_config.is_none() || !strings.truth(Site::LlmConfig, llm_config)? {
         return Ok(false);
     }
-    match attr::get_opt(llm_config, &Field::new(intern!(py, "model_endpoint_type")))? {
+    match strings.attr_opt(llm_config, &Field::new(intern!(py, "model_endpoint_type")))? {
         Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
         None => Ok(false),
     }

@@ -248,10 +248,8 @@ def agent_type_name(agent_type: object) -> str:
     """The agent type as Letta compares it: the enum's value or the str, lowercased."""
     if hasattr(agent_type, "value"):
         raw = agent_type.value
-    elif agent_type is None:
-        return ""
     else:
-        raw = agent_type
+        raw = agent_type or ""  # a falsy object is no type, as in Letta
     if not isinstance(raw, str):
         raise TypeError(f"agent_type must be a str, an enum with a str value, or None, not {type_name(agent_type)}")
     return _plain(raw).lower()

@@ -232,3 +232,101 @@ def test_a_hand_off_to_the_reference_shows_its_memory_to_the_collector():
     finally:
         core.set_reference_renderer(render_in_reference)
     assert memory in gc.get_referents(kept[0])
+
+
+# --- wrong output: tool rules whose render_prompt is not Letta's (Letta's own: tests/letta_diff) ---
+
+
+def look_alike_terminal():
+    """A stand-in of Letta's TerminalToolRule (its module's name, no render_prompt of its own)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    return type("TerminalToolRule", (), {"__init__": __init__, "__module__": "letta.schemas.tool_rule"})
+
+
+def rule_prompts(rules):
+    texts = []
+    for compile_rules in (mp.compile_tool_rule_prompts, ref.tool_rules.compile_tool_rule_prompts):
+        block = compile_rules(rules)
+        texts.append(None if block is None else block.value)
+    assert texts[0] == texts[1]
+    return texts[0]
+
+
+def test_a_rule_class_keeping_lettas_name_and_module_with_its_own_render_prompt_is_called():
+    base = look_alike_terminal()
+    own = type("TerminalToolRule", (base,), {"render_prompt": lambda self: "mine", "__module__": base.__module__})
+    assert rule_prompts([own(type="exit_loop", tool_name="t")]) == "mine"
+    assert "t ends your response" in rule_prompts([base(type="exit_loop", tool_name="t")])
+
+
+def test_a_render_prompt_on_the_rule_itself_is_called():
+    rule = look_alike_terminal()(type="exit_loop", tool_name="t")
+    assert "t ends your response" in rule_prompts([rule])
+    rule.render_prompt = lambda: "the instance's"
+    assert rule_prompts([rule]) == "the instance's"
+
+
+def test_a_rule_class_patched_between_calls_is_called():
+    cls = look_alike_terminal()
+    rules = [cls(type="exit_loop", tool_name="t")]
+    assert "t ends your response" in rule_prompts(rules)
+    cls.render_prompt = lambda self: "patched"
+    assert rule_prompts(rules) == "patched"
+    del cls.render_prompt
+    assert "t ends your response" in rule_prompts(rules)
+
+
+# --- wrong error: several bad fields, the first failing read in Letta's order ------------
+
+
+class Raising(Exception):
+    pass
+
+
+def block_with(**fields):
+    """A block whose fields named "raises" are properties that raise, the others values."""
+    values = {"label": "human", "value": "v", "description": None, "limit": 10, **fields}
+
+    def raising(name):
+        def get(self):
+            raise Raising(name)
+
+        return property(get)
+
+    cls = type("Bad", (), {name: raising(name) for name, v in values.items() if v == "raises"})
+    block = cls()
+    for name, value in values.items():
+        if value != "raises":
+            setattr(block, name, value)
+    return block
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"value": 5, "description": "raises"},
+        {"label": 3, "value": "raises"},
+        {"label": 3, "limit": "raises"},
+        {"description": 7, "limit": "raises"},
+        {"value": 5, "description": 7},
+        {"limit": "ten", "read_only": "raises"},
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("kind", ["block", "file block"])
+def test_several_bad_fields_raise_what_is_read_first(fields, kind):
+    def compile_with(memory_class):
+        if kind == "block":
+            return memory_class([block_with(**fields)], agent_type="memgpt_v2_agent").compile(
+                llm_config=LLMConfig("anthropic")
+            )
+        file_block = block_with(source_id="source-1", **fields)
+        memory = memory_class([], file_blocks=[file_block])
+        return memory.compile(sources=[Source(id="source-1", name="docs")])
+
+    assert_same(lambda: compile_with(mp.Memory), lambda: compile_with(ref.Memory))
+    with pytest.raises((Raising, TypeError)):
+        compile_with(mp.Memory)

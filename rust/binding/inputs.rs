@@ -67,11 +67,15 @@ fn block<'s, 'py>(
     index: usize,
 ) -> PyResult<Block<'s>> {
     let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
-    let label = strings.str_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
-    let value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
-    let description = strings.str_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
-    let limit = strings.int_or_none(&strings.attr(obj, &fields.limit)?, field("limit"))?.unwrap_or(Int::Small(0));
-    let read_only = match strings.attr_opt(obj, &fields.read_only)? {
+    // Every field is read before any is checked, in Letta's order: a read that raises comes first.
+    let (label, value) = (strings.attr(obj, &fields.label)?, strings.attr(obj, &fields.value)?);
+    let (description, limit) = (strings.attr(obj, &fields.description)?, strings.attr(obj, &fields.limit)?);
+    let read_only = strings.attr_opt(obj, &fields.read_only)?;
+    let label = strings.str_or_none(&label, field("label"))?;
+    let value = strings.chars_or_none(&value, field("value"))?;
+    let description = strings.str_or_none(&description, field("description"))?;
+    let limit = strings.int_or_none(&limit, field("limit"))?.unwrap_or(Int::Small(0));
+    let read_only = match read_only {
         Some(flag) => flag.is_truthy()?,
         None => false,
     };

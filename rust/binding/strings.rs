@@ -33,6 +33,9 @@ pub struct Strings<'py> {
     recording: bool,
 }
 
+/// How many of the last entries read `hold` looks among: a block's five fields.
+const RECENT: usize = 5;
+
 /// A value read, held so that no other object can take its id.
 pub struct Held(Py<PyAny>);
 
@@ -154,9 +157,10 @@ impl<'py> Strings<'py> {
         }
     }
 
-    /// Holds `obj` as long as `self` lives, unless it is the value read last (held already).
+    /// Holds `obj` as long as `self` lives, unless it is among the last values read (held already:
+    /// a block's fields are all read before any is borrowed from).
     fn hold(&self, obj: &Bound<'py, PyAny>) {
-        let held = self.read.borrow().last().is_some_and(|v| v.id() == obj.as_ptr() as usize);
+        let held = self.read.borrow().recent(RECENT).any(|v| v.id() == obj.as_ptr() as usize);
         if !held {
             self.keep.borrow_mut().push(obj.clone());
         }

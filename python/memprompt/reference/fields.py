@@ -13,7 +13,9 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   text) or None, ``limit`` an int (a bool renders "True") or None, else
   ``TypeError(f"block {i} ({label!r}): {field} must be str or None, not {type}")``
   ("must be int or None" for limit; "file block" for file blocks; ``i`` is the
-  position in the list read; ``label`` is None unless it is a str). A renderer
+  position in the list read; ``label`` is None unless it is a str). A block's
+  fields are read (in that order, as Letta reads them) before any is
+  checked, so a read that raises is raised before a bad type. A renderer
   checks every block of the list it reads, in list order, before it writes, and
   only the fields Letta reads there: git memory reads every label, the value of the
   first ``system/persona``, and the description and value of the other ``system/``
@@ -174,14 +176,15 @@ def read_git_blocks(blocks: Any) -> list[BlockData]:
 
 
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
-    label = read_label(block, index, kind)
-    value, description, limit = block.value, block.description, block.limit
+    # Every field is read before any is checked, in Letta's order: a read that raises comes first.
+    label, value, description, limit = block.label, block.value, block.description, block.limit
+    read_only = getattr(block, "read_only", False)
+    label = _block_text(label, kind, index, None, "label")
     value = _block_text(value, kind, index, label, "value")
     description = _block_text(description, kind, index, label, "description")
     if limit is not None and not isinstance(limit, int):
         raise _block_error(kind, index, label, "limit", "int or None", limit)
-    read_only = bool(getattr(block, "read_only", False))
-    return BlockData(index, label, value, description, limit, read_only)
+    return BlockData(index, label, value, description, limit, bool(read_only))
 
 
 def read_blocks(blocks: Any) -> list[BlockData]:

@@ -330,3 +330,24 @@ def test_several_bad_fields_raise_what_is_read_first(fields, kind):
     assert_same(lambda: compile_with(mp.Memory), lambda: compile_with(ref.Memory))
     with pytest.raises((Raising, TypeError)):
         compile_with(mp.Memory)
+
+
+GIT_BAD = [
+    [{"label": "system/notes", "description": "raises"}, {"label": "system/persona", "value": "raises"}],
+    [{"label": "system/a", "value": 5}, {"label": "system/b", "description": "raises"}],
+    [{"label": "system/a", "description": "raises"}, {"label": "raises"}],
+    [{"label": "system/a", "value": "raises"}, {"label": "system/b", "description": 4}],
+]
+
+
+@pytest.mark.parametrize("blocks", GIT_BAD, ids=str)
+def test_git_memory_raises_what_lettas_read_order_meets_first(blocks):
+    """Letta's git memory reads every label, then the persona's value, then each other block's
+    description and value, and uses the values last."""
+
+    def compile_with(memory_class):
+        return memory_class([block_with(**fields) for fields in blocks], git_enabled=True).compile()
+
+    assert_same(lambda: compile_with(mp.Memory), lambda: compile_with(ref.Memory))
+    with pytest.raises((Raising, TypeError)):
+        compile_with(mp.Memory)

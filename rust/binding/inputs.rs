@@ -87,33 +87,46 @@ super::attr::fields! {
     GitBlockFields { label: "label", value: "value", description: "description" }
 }
 
-/// The blocks as Letta's git memory reads them (`git_memory::Reads`): every label, and a
-/// value and description only where Letta reads them; what is not read is `""` (a limit
-/// `0`, not read-only), so a bad field there is no error, as in Letta.
+/// The blocks as Letta's git memory reads them (`git_memory::Reads`), in its order: every
+/// label; the value of the first persona; then, block by block, the description and value of
+/// the others it shows, their values checked only once all are read (Letta uses them last).
+/// What is not read is `""` (a limit `0`, not read-only), so a bad field there is no error, as in Letta.
 pub fn git_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
     let fields = GitBlockFields::new(strings.py());
-    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
-    let mut persona_read = false;
+    let field = |i: usize, obj: &Bound<'py, PyAny>, name: &str| format!("{}: {name}", block_name("block", i, obj));
+    let mut read = Vec::with_capacity(list.len().unwrap_or(0));
     for (i, obj) in items(list)?.enumerate() {
-        let obj = &obj?;
-        let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
-        let label = strings.str_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
-        let (mut value, mut description) = (Chars::default(), Text::default());
-        match Reads::of(&label, persona_read) {
-            Reads::Label => {}
-            Reads::PersonaValue => {
-                persona_read = true;
-                value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
-            }
-            Reads::DescriptionAndValue => {
-                description = strings.str_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
-                value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
-            }
-        }
-        out.push(Block { label, value, description, ..Block::unread() });
+        let obj = obj?;
+        let label = strings.str_or_none(&strings.attr(&obj, &fields.label)?, || field(i, &obj, "label"))?;
+        read.push((obj, Block { label, ..Block::unread() }));
+    }
+    let mut persona_read = false;
+    let reads: Vec<Reads> = read
+        .iter()
+        .map(|(_, b)| {
+            let reads = Reads::of(&b.label, persona_read);
+            persona_read |= reads == Reads::PersonaValue;
+            reads
+        })
+        .collect();
+    if let Some(i) = reads.iter().position(|r| *r == Reads::PersonaValue) {
+        let (obj, block) = &mut read[i];
+        block.value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, || field(i, obj, "value"))?;
+    }
+    let mut values = Vec::new();
+    for (i, ((obj, block), _)) in
+        read.iter_mut().zip(&reads).enumerate().filter(|(_, (_, r))| **r == Reads::DescriptionAndValue)
+    {
+        let description = strings.attr(obj, &fields.description)?;
+        block.description = strings.str_or_none(&description, || field(i, obj, "description"))?;
+        values.push((i, strings.attr(obj, &fields.value)?));
+    }
+    for (i, value) in values {
+        let (obj, block) = &mut read[i];
+        block.value = strings.chars_or_none(&value, || field(i, obj, "value"))?;
     }
     strings.end(Site::Blocks);
-    Ok(out)
+    Ok(read.into_iter().map(|(_, block)| block).collect())
 }
 
 /// The values `block` reads of each block: label, value, description, limit, read_only.

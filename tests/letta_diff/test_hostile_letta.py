@@ -145,3 +145,23 @@ def test_several_bad_fields_raise_what_lettas_read_order_meets_first(bad, agent_
     letta = outcome(lambda: letta_memory.compile(llm_config=mp.types.LLMConfig("anthropic")))
     assert rust == reference
     assert rust[:2] == letta[:2]
+
+
+GIT_BAD = [
+    [{"label": "system/notes", "description": "raises"}, {"label": "system/persona", "value": "raises"}],
+    [{"label": "system/a", "value": 5}, {"label": "system/b", "description": "raises"}],
+    [{"label": "system/a", "description": "raises"}, {"label": "raises"}],
+]
+
+
+@pytest.mark.parametrize("blocks", GIT_BAD, ids=str)
+def test_git_memory_raises_what_lettas_read_order_meets_first(blocks):
+    def compile_with(memory_class):
+        return memory_class(blocks=[bad_block(**fields) for fields in blocks], git_enabled=True).compile()
+
+    rust, reference = outcome(lambda: compile_with(mp.Memory)), outcome(lambda: compile_with(ref.Memory))
+    letta_memory = LettaMemory.model_construct(
+        blocks=[bad_block(**fields) for fields in blocks], file_blocks=[], git_enabled=True
+    )
+    assert rust == reference
+    assert rust == outcome(letta_memory.compile)

@@ -156,23 +156,34 @@ def read_descriptions(blocks: Sequence[Any], indices: list[int], read: list[Bloc
 
 
 def read_git_blocks(blocks: Any) -> list[BlockData]:
-    """The blocks as Letta's git memory reads them: every label; the value of the first
-    ``system/persona``; the description, then the value, of every other ``system/`` block
-    whose label has a path part. Nothing else (no limit, no read_only)."""
-    read = []
-    persona_read = False
-    for index, block in enumerate(blocks):
-        label = read_label(block, index)
-        value = description = None
-        if label == "system/persona":
-            if not persona_read:
-                value = _block_text(block.value, BLOCK, index, label, "value")
-            persona_read = True
-        elif label and label.startswith("system/") and any(label.removeprefix("system/").split("/")):
-            description = _block_text(block.description, BLOCK, index, label, "description")
-            value = _block_text(block.value, BLOCK, index, label, "value")
-        read.append(BlockData(index, label, value, description, None, False))
-    return read
+    """The blocks as Letta's git memory reads them, in its order: every label; the value of
+    the first ``system/persona``; then, block by block, the description and the value of
+    every other ``system/`` block whose label has a path part, the values checked once all
+    are read (Letta uses them last). Nothing else (no limit, no read_only)."""
+    kept = list(blocks)
+    labels = [read_label(block, index) for index, block in enumerate(kept)]
+    persona = next((index for index, label in enumerate(labels) if label == "system/persona"), None)
+    values: dict[int, Any] = {}
+    if persona is not None:
+        values[persona] = _block_text(kept[persona].value, BLOCK, persona, "system/persona", "value")
+    shown = [
+        index
+        for index, label in enumerate(labels)
+        if label
+        and label != "system/persona"
+        and label.startswith("system/")
+        and any(label.removeprefix("system/").split("/"))
+    ]
+    descriptions = {}
+    for index in shown:
+        descriptions[index] = _block_text(kept[index].description, BLOCK, index, labels[index], "description")
+        values[index] = kept[index].value
+    for index in shown:
+        values[index] = _block_text(values[index], BLOCK, index, labels[index], "value")
+    return [
+        BlockData(index, label, values.get(index), descriptions.get(index), None, False)
+        for index, label in enumerate(labels)
+    ]
 
 
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:

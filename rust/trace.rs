@@ -54,9 +54,9 @@ impl<V: Id> Trace<V> {
         self.entries.reserve(entries);
     }
 
-    /// The values among the last `n` entries, latest first.
-    pub fn recent(&self, n: usize) -> impl Iterator<Item = &V> {
-        self.entries.iter().rev().take(n).filter_map(|e| e.value.as_ref())
+    /// The last value read, if the last entry is one.
+    pub fn last(&self) -> Option<&V> {
+        self.entries.last().and_then(|e| e.value.as_ref())
     }
 
     /// The same values read as the same things in the same order: a compile of them gives the same output.

@@ -67,13 +67,20 @@ fn block<'s, 'py>(
     index: usize,
 ) -> PyResult<Block<'s>> {
     let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
-    // Every field is read before any is checked, in Letta's order: a read that raises comes first.
-    let (label, value) = (strings.attr(obj, &fields.label)?, strings.attr(obj, &fields.value)?);
-    let (description, limit) = (strings.attr(obj, &fields.description)?, strings.attr(obj, &fields.limit)?);
+    // Every field is read before any is checked, in Letta's order, so that a read that raises
+    // comes first; a str is borrowed as soon as it is read (that runs no Python code).
+    let label_obj = strings.attr(obj, &fields.label)?;
+    let label = strings.checked_str(&label_obj)?;
+    let value_obj = strings.attr(obj, &fields.value)?;
+    let value = strings.checked_chars(&value_obj);
+    let description_obj = strings.attr(obj, &fields.description)?;
+    let description = strings.checked_str(&description_obj)?;
+    let limit = strings.attr(obj, &fields.limit)?;
     let read_only = strings.attr_opt(obj, &fields.read_only)?;
-    let label = strings.str_or_none(&label, field("label"))?;
-    let value = strings.chars_or_none(&value, field("value"))?;
-    let description = strings.str_or_none(&description, field("description"))?;
+    let bad = |name, obj| type_error(field(name)(), "str or None", obj);
+    let label = label.ok_or_else(|| bad("label", &label_obj))?;
+    let value = value.ok_or_else(|| bad("value", &value_obj))?;
+    let description = description.ok_or_else(|| bad("description", &description_obj))?;
     let limit = strings.int_or_none(&limit, field("limit"))?.unwrap_or(Int::Small(0));
     let read_only = match read_only {
         Some(flag) => flag.is_truthy()?,

@@ -33,9 +33,6 @@ pub struct Strings<'py> {
     recording: bool,
 }
 
-/// How many of the last entries read `hold` looks among: a block's five fields.
-const RECENT: usize = 5;
-
 /// A value read, held so that no other object can take its id.
 pub struct Held(Py<PyAny>);
 
@@ -157,10 +154,9 @@ impl<'py> Strings<'py> {
         }
     }
 
-    /// Holds `obj` as long as `self` lives, unless it is among the last values read (held already:
-    /// a block's fields are all read before any is borrowed from).
+    /// Holds `obj` as long as `self` lives, unless it is the value read last (held already).
     fn hold(&self, obj: &Bound<'py, PyAny>) {
-        let held = self.read.borrow().recent(RECENT).any(|v| v.id() == obj.as_ptr() as usize);
+        let held = self.read.borrow().last().is_some_and(|v| v.id() == obj.as_ptr() as usize);
         if !held {
             self.keep.borrow_mut().push(obj.clone());
         }
@@ -289,13 +285,15 @@ impl<'py> Strings<'py> {
 
     /// `obj or ""` for a field that is only copied, in its own width; `what` names the field for the error.
     pub fn chars_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Chars<'s>> {
+        self.checked_chars(obj).ok_or_else(|| type_error(what(), "str or None", obj))
+    }
+
+    /// `chars_or_none`, `None` for a value of another type (its error is the caller's to raise).
+    pub fn checked_chars<'s>(&'s self, obj: &Bound<'py, PyAny>) -> Option<Chars<'s>> {
         if obj.is_none() {
-            return Ok(Chars::default());
+            return Some(Chars::default());
         }
-        match obj.cast::<PyString>() {
-            Ok(s) => Ok(Chars::Native(self.native(s))),
-            Err(_) => Err(type_error(what(), "str or None", obj)),
-        }
+        obj.cast::<PyString>().ok().map(|s| Chars::Native(self.native(s)))
     }
 
     /// `whole`, or `None` when `obj` is not a `str`.
@@ -308,13 +306,15 @@ impl<'py> Strings<'py> {
 
     /// `obj or ""` for a field that must be `str` or `None`; `what` names the field for the error.
     pub fn str_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Text<'s>> {
+        self.checked_str(obj)?.ok_or_else(|| type_error(what(), "str or None", obj))
+    }
+
+    /// `str_or_none`, `None` for a value of another type (its error is the caller's to raise).
+    pub fn checked_str<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Text<'s>>> {
         if obj.is_none() {
-            return Ok(Text::from(b""));
+            return Ok(Some(Text::from(b"")));
         }
-        match self.try_whole(obj)? {
-            Some(t) => Ok(t),
-            None => Err(type_error(what(), "str or None", obj)),
-        }
+        self.try_whole(obj)
     }
 
     /// `str_or_none`'s UTF-8 alone, for a field that is only read.

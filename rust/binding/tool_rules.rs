@@ -227,6 +227,7 @@ fn renders_as_letta(class: &Bound<'_, PyType>) -> PyResult<bool> {
 }
 
 /// Whether the rule's own `__dict__` holds a `render_prompt`, which Python finds before its class's.
+#[inline(never)]
 fn has_own_render_prompt(rule: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = rule.py();
     // SAFETY: a live object; the result is a new reference, or null with an exception set

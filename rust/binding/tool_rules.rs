@@ -183,7 +183,7 @@ fn fast_rule<'s, 'py>(
     let Some(kind) = rule_kind(&item.get_type())? else {
         return Ok(None);
     };
-    if has_own_render_prompt(item)? {
+    if has_own_render_prompt(item) {
         return Ok(None);
     }
     let attribute = |field| -> PyResult<Option<FieldValue<'s>>> {
@@ -226,9 +226,10 @@ fn renders_as_letta(class: &Bound<'_, PyType>) -> PyResult<bool> {
     py.import(REFERENCE_MODULE)?.call_method1(intern!(py, "renders_as_letta"), (class,))?.is_truthy()
 }
 
-/// Whether the rule's own `__dict__` holds a `render_prompt`, which Python finds before its class's.
+/// Whether the rule's own `__dict__` holds a `render_prompt`, which Python finds before its
+/// class's; `true` when that cannot be told (the reference then reads the rule, and raises).
 #[inline(never)]
-fn has_own_render_prompt(rule: &Bound<'_, PyAny>) -> PyResult<bool> {
+fn has_own_render_prompt(rule: &Bound<'_, PyAny>) -> bool {
     let py = rule.py();
     // SAFETY: a live object; the result is a new reference, or null with an exception set
     // (an object with no `__dict__` can hold no attribute of its own but in a slot, which its
@@ -237,8 +238,10 @@ fn has_own_render_prompt(rule: &Bound<'_, PyAny>) -> PyResult<bool> {
         Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetDict(rule.as_ptr(), std::ptr::null_mut()))
     };
     match dict {
-        Ok(dict) => dict.cast_into::<PyDict>().map_or(Ok(true), |d| d.contains(intern!(py, "render_prompt"))),
-        Err(_) => Ok(false),
+        Ok(dict) => {
+            dict.cast_into::<PyDict>().map_or(true, |d| d.contains(intern!(py, "render_prompt")).unwrap_or(true))
+        }
+        Err(_) => false,
     }
 }
 

@@ -211,6 +211,25 @@ impl<H: Id, T, D> Cache<H, T, D> {
         drop(old);
     }
 
+    /// Visits what the cache holds that may hold other objects (the fast proof's inputs, a
+    /// result's detail), for the garbage collector: the values read are immutable and hold
+    /// nothing. Visits nothing while the lock is held elsewhere: a reference not visited keeps
+    /// its object alive, it never frees it early.
+    pub fn visit<E>(
+        &self,
+        mut object: impl FnMut(&H) -> Result<(), E>,
+        mut detail: impl FnMut(&D) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let slot = match self.slot.try_lock() {
+            Ok(slot) => slot,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
+        };
+        let Some(s) = slot.as_ref() else { return Ok(()) };
+        s.shape.iter().flat_map(|shape| &shape.objects).try_for_each(&mut object)?;
+        s.entry.detail.iter().try_for_each(&mut detail)
+    }
+
     /// `take` of the last result, if no tracked object was written since (`edits`) and the
     /// inputs are the same objects in the same shape (read before the inputs are).
     pub fn unchanged<I: Inputs, R>(
@@ -329,8 +348,8 @@ mod tests {
 
     fn reads(ids: &[usize]) -> Trace {
         let mut t = Trace::default();
-        ids.iter().for_each(|&id| t.read(id));
-        t.list_end();
+        ids.iter().for_each(|&id| t.read(1, id));
+        t.mark(0);
         t
     }
 
@@ -429,6 +448,32 @@ mod tests {
         assert_eq!(cache.same_reads(1, &m, PLAIN, &reads(&[100]), false, |t, _| t.0.is_some()), Some(true));
         cache.clear();
         assert_eq!(Arc::strong_count(&cache), 1, "the entry that held the cache was dropped");
+    }
+
+    #[test]
+    fn the_collector_is_shown_the_fast_proofs_objects_and_the_detail() {
+        let cache = Cache::default();
+        let visited = |cache: &Cache<usize, &str, u8>| {
+            let seen = std::cell::RefCell::new(Vec::new());
+            let _: Result<(), ()> = cache.visit(
+                |&o| {
+                    seen.borrow_mut().push(o);
+                    Ok(())
+                },
+                |&d| {
+                    seen.borrow_mut().push(1000 + d as usize);
+                    Ok(())
+                },
+            );
+            seen.into_inner()
+        };
+        assert_eq!(visited(&cache), Vec::<usize>::new());
+        cache.store(0, &memory(&[10, 11], true), entry("out", &[100], Some(9)));
+        assert_eq!(visited(&cache), [1, 10, 11, 1009], "the list, its blocks, the detail; not the values read");
+        cache.store(0, &memory(&[10], false), entry("out", &[100], None));
+        assert_eq!(visited(&cache), Vec::<usize>::new(), "no fast proof kept");
+        let _held = cache.slot.lock();
+        assert_eq!(visited(&cache), Vec::<usize>::new(), "locked elsewhere: nothing visited");
     }
 
     #[test]

@@ -400,6 +400,18 @@ class FalsyConfig:
         return "FalsyConfig()"
 
 
+class Answer:
+    """A model endpoint type whose ``== "anthropic"`` answers what it is told: no attribute is written."""
+
+    def __init__(self, answer: bool):
+        self.answer = answer
+
+    def __eq__(self, other):
+        return self.answer
+
+    __hash__ = object.__hash__
+
+
 class ConfigWithoutEndpoint:
     def __repr__(self) -> str:
         return "ConfigWithoutEndpoint()"

@@ -15,7 +15,7 @@ use pyo3::types::PyString;
 
 use crate::lookups::{Found, Key, Last};
 
-pub use super::cpython::version_tag;
+use super::cpython::version_tag;
 
 /// An attribute read from objects in turn: its name (interned, `intern!`, as every field
 /// name here is), and what looking it up came to on the last class it was read from.
@@ -32,6 +32,11 @@ impl<'py> Field<'py> {
     /// A field that starts from `kept`, an earlier field's last answer (`Field::kept`).
     pub fn resumed(name: &'py Bound<'py, PyString>, kept: Option<(Key, Found)>) -> Self {
         Field { name, last: Last::resumed(kept) }
+    }
+
+    /// The identity of its name, which names what a value was read as in a compile's record.
+    pub fn name_id(&self) -> usize {
+        self.name.as_ptr() as usize
     }
 
     /// Its last answer, for a later field of the same name to resume from.

@@ -8,7 +8,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyNone, PyString, PyType};
 
-use super::attr::version_tag;
+use super::cpython::version_tag;
 use super::memory::Detail;
 use super::strings::Held;
 use crate::compile_cache::{self, Step, Tracked, Versions, MAX_TRACKED};

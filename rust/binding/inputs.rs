@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::list::BoundListIterator;
 use pyo3::types::{PyIterator, PyList, PyString};
 
-use super::attr::{self, Field};
-use super::strings::{native_of, repr, type_error, Strings};
+use super::attr::Field;
+use super::strings::{native_of, repr, type_error, Site, Strings};
 use crate::directories::{FileReads, SourceIds};
 use crate::git_memory::Reads;
 use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};
@@ -67,11 +67,22 @@ fn block<'s, 'py>(
     index: usize,
 ) -> PyResult<Block<'s>> {
     let field = |name: &'static str| move || format!("{}: {name}", block_name(kind, index, obj));
-    let label = strings.str_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
-    let value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
-    let description = strings.str_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
-    let limit = strings.int_or_none(&strings.attr(obj, &fields.limit)?, field("limit"))?.unwrap_or(Int::Small(0));
-    let read_only = match strings.attr_opt(obj, &fields.read_only)? {
+    // Every field is read before any is checked, in Letta's order, so that a read that raises
+    // comes first; a str is borrowed as soon as it is read (that runs no Python code).
+    let label_obj = strings.attr(obj, &fields.label)?;
+    let label = strings.checked_str(&label_obj)?;
+    let value_obj = strings.attr(obj, &fields.value)?;
+    let value = strings.checked_chars(&value_obj)?;
+    let description_obj = strings.attr(obj, &fields.description)?;
+    let description = strings.checked_str(&description_obj)?;
+    let limit = strings.attr(obj, &fields.limit)?;
+    let read_only = strings.attr_opt(obj, &fields.read_only)?;
+    let bad = |name, obj| type_error(field(name)(), "str or None", obj);
+    let label = label.ok_or_else(|| bad("label", &label_obj))?;
+    let value = value.ok_or_else(|| bad("value", &value_obj))?;
+    let description = description.ok_or_else(|| bad("description", &description_obj))?;
+    let limit = strings.int_or_none(&limit, field("limit"))?.unwrap_or(Int::Small(0));
+    let read_only = match read_only {
         Some(flag) => flag.is_truthy()?,
         None => false,
     };
@@ -83,33 +94,46 @@ super::attr::fields! {
     GitBlockFields { label: "label", value: "value", description: "description" }
 }
 
-/// The blocks as Letta's git memory reads them (`git_memory::Reads`): every label, and a
-/// value and description only where Letta reads them; what is not read is `""` (a limit
-/// `0`, not read-only), so a bad field there is no error, as in Letta.
+/// The blocks as Letta's git memory reads them (`git_memory::Reads`), in its order: every
+/// label; the value of the first persona; then, block by block, the description and value of
+/// the others it shows, their values checked only once all are read (Letta uses them last).
+/// What is not read is `""` (a limit `0`, not read-only), so a bad field there is no error, as in Letta.
 pub fn git_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> PyResult<Vec<Block<'s>>> {
     let fields = GitBlockFields::new(strings.py());
-    let mut out = Vec::with_capacity(list.len().unwrap_or(0));
-    let mut persona_read = false;
+    let field = |i: usize, obj: &Bound<'py, PyAny>, name: &str| format!("{}: {name}", block_name("block", i, obj));
+    let mut read = Vec::with_capacity(list.len().unwrap_or(0));
     for (i, obj) in items(list)?.enumerate() {
-        let obj = &obj?;
-        let field = |name: &'static str| move || format!("{}: {name}", block_name("block", i, obj));
-        let label = strings.str_or_none(&strings.attr(obj, &fields.label)?, field("label"))?;
-        let (mut value, mut description) = (Chars::default(), Text::default());
-        match Reads::of(&label, persona_read) {
-            Reads::Label => {}
-            Reads::PersonaValue => {
-                persona_read = true;
-                value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
-            }
-            Reads::DescriptionAndValue => {
-                description = strings.str_or_none(&strings.attr(obj, &fields.description)?, field("description"))?;
-                value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, field("value"))?;
-            }
-        }
-        out.push(Block { label, value, description, ..Block::unread() });
+        let obj = obj?;
+        let label = strings.str_or_none(&strings.attr(&obj, &fields.label)?, || field(i, &obj, "label"))?;
+        read.push((obj, Block { label, ..Block::unread() }));
     }
-    strings.list_end();
-    Ok(out)
+    let mut persona_read = false;
+    let reads: Vec<Reads> = read
+        .iter()
+        .map(|(_, b)| {
+            let reads = Reads::of(&b.label, persona_read);
+            persona_read |= reads == Reads::PersonaValue;
+            reads
+        })
+        .collect();
+    if let Some(i) = reads.iter().position(|r| *r == Reads::PersonaValue) {
+        let (obj, block) = &mut read[i];
+        block.value = strings.chars_or_none(&strings.attr(obj, &fields.value)?, || field(i, obj, "value"))?;
+    }
+    let mut values = Vec::new();
+    for (i, ((obj, block), _)) in
+        read.iter_mut().zip(&reads).enumerate().filter(|(_, (_, r))| **r == Reads::DescriptionAndValue)
+    {
+        let description = strings.attr(obj, &fields.description)?;
+        block.description = strings.str_or_none(&description, || field(i, obj, "description"))?;
+        values.push((i, strings.attr(obj, &fields.value)?));
+    }
+    for (i, value) in values {
+        let (obj, block) = &mut read[i];
+        block.value = strings.chars_or_none(&value, || field(i, obj, "value"))?;
+    }
+    strings.end(Site::Blocks);
+    Ok(read.into_iter().map(|(_, block)| block).collect())
 }
 
 /// The values `block` reads of each block: label, value, description, limit, read_only.
@@ -127,7 +151,7 @@ pub fn blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> P
     for (i, obj) in items(list)?.enumerate() {
         out.push(block(strings, &fields, &obj?, "block", i)?);
     }
-    strings.list_end();
+    strings.end(Site::Blocks);
     Ok(out)
 }
 
@@ -155,7 +179,7 @@ pub fn tree_view<'s, 'py>(
         labels.push(strings.utf8_or_none(&label, || format!("{}: label", block_name("block", i, &obj)))?);
         blocks.push(obj);
     }
-    strings.list_end();
+    strings.end(Site::Listed);
     let mut view = TreeView::of_labels(&labels, has_client_skills()?);
     for b in view.described() {
         let obj = &blocks[b];
@@ -196,7 +220,7 @@ pub fn skill_blocks<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>
         };
         out.push(Listed { label, description });
     }
-    strings.list_end();
+    strings.end(Site::Listed);
     Ok(out)
 }
 
@@ -244,7 +268,7 @@ pub fn file_blocks<'s, 'py>(
         };
         out.push(FileBlock { block, source_id });
     }
-    strings.list_end();
+    strings.end(Site::FileBlocks);
     Ok(out)
 }
 
@@ -291,7 +315,7 @@ pub fn sources<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny>) -> 
             instructions: truthy_format(strings, &obj, &fields.instructions)?,
         });
     }
-    strings.list_end();
+    strings.end(Site::Sources);
     Ok(out)
 }
 
@@ -319,7 +343,7 @@ pub fn client_skills<'s, 'py>(strings: &'s Strings<'py>, list: &Bound<'py, PyAny
             location: strings.str_or_none(&strings.attr(&obj, &fields.location)?, field("location"))?,
         });
     }
-    strings.list_end();
+    strings.end(Site::ClientSkills);
     Ok(out)
 }
 
@@ -339,16 +363,16 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     let py = strings.py();
     // An exact str or None has no `.value`; asking would raise and catch an AttributeError.
     let raw = if obj.is_exact_instance_of::<PyString>() {
-        strings.arg(obj);
+        strings.arg(Site::AgentType, obj);
         obj.clone()
     } else if obj.is_none() {
         return Ok(Text::from(b""));
     } else {
         match strings.attr_opt(obj, &Field::new(intern!(py, "value")))? {
             Some(value) => value,
-            None if !obj.is_truthy()? => return Ok(Text::from(b"")),
+            None if !strings.truth(Site::AgentType, obj)? => return Ok(Text::from(b"")),
             None => {
-                strings.arg(obj);
+                strings.arg(Site::AgentType, obj);
                 obj.clone()
             }
         }
@@ -367,13 +391,15 @@ pub fn agent_type<'s, 'py>(strings: &'s Strings<'py>, obj: &Bound<'py, PyAny>) -
     Ok(Text::from(strings.text(&lower)?))
 }
 
-/// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`.
+/// Letta's test: `llm_config` is truthy, has `model_endpoint_type`, and it `== "anthropic"`;
+/// the truth value and the value compared are recorded (a value of no immutable type is no
+/// proof: its `__eq__` may answer otherwise next time).
 pub fn is_anthropic<'py>(strings: &Strings<'py>, llm_config: &Bound<'py, PyAny>) -> PyResult<bool> {
     let py = strings.py();
-    if llm_config.is_none() || !llm_config.is_truthy()? {
+    if llm_config.is_none() || !strings.truth(Site::LlmConfig, llm_config)? {
         return Ok(false);
     }
-    match attr::get_opt(llm_config, &Field::new(intern!(py, "model_endpoint_type")))? {
+    match strings.attr_opt(llm_config, &Field::new(intern!(py, "model_endpoint_type")))? {
         Some(endpoint) => endpoint.eq(intern!(py, "anthropic")),
         None => Ok(false),
     }

@@ -7,11 +7,12 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use super::cache::{Cache, Inputs};
 use super::inputs;
 use super::slots::SlotClass;
-use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Strings};
+use super::strings::{render_str, render_str_hashed, render_strs, to_py_str, Site, Strings};
 use crate::compile_cache::{self, Entry, Mode};
 use crate::directories::SourceIds;
 use crate::git_memory;
@@ -69,10 +70,12 @@ type Compiled<'py> = (Bound<'py, PyString>, Option<Detail>);
 fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> PyResult<CompileInput<'s>> {
     strings.expect(expected_reads(given));
     let agent_type = inputs::agent_type(strings, given.agent_type)?;
+    strings.end(Site::AgentType);
     let anthropic = match given.llm_config {
         Some(config) => inputs::is_anthropic(strings, config)?,
         None => false,
     };
+    strings.end(Site::LlmConfig);
     // Letta never reads a react agent's blocks (a bad one is no error there), and git memory reads fewer fields.
     let blocks = if memory::is_react(&agent_type) {
         Vec::new()
@@ -85,13 +88,13 @@ fn read_input<'s, 'py>(strings: &'s Strings<'py>, given: &Inputs<'_, 'py>) -> Py
         Some(rules) if !rules.is_none() => Some(inputs::tool_usage_rules(strings, rules)?),
         _ => None,
     };
-    strings.list_end();
+    strings.end(Site::ToolUsageRules);
     // Read only when directories render, as in Letta, and in the reference's order.
     let (sources, file_blocks, max_files_open) = match given.sources {
-        Some(list) if list.is_truthy()? => {
+        Some(list) if strings.truth(Site::Sources, list)? => {
             let max_files_open = match given.max_files_open {
                 Some(n) => {
-                    strings.arg(n);
+                    strings.arg(Site::MaxFilesOpen, n);
                     strings.int_or_none(n, || "max_files_open".to_string())?
                 }
                 None => None,
@@ -190,6 +193,16 @@ pub struct ReferenceRender {
 
 /// The Python function that renders a `ReferenceRender` (registered by `memprompt.memory`).
 static REFERENCE_RENDERER: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
+
+#[pymethods]
+impl ReferenceRender {
+    /// Its memory and arguments, for the garbage collector (frozen: a cycle through it is
+    /// broken by clearing the memory or a list among the arguments).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.memory)?;
+        visit.call(&self.args)
+    }
+}
 
 impl ReferenceRender {
     fn new(memory: &Bound<'_, MemoryBase>, method: &'static str, args: Bound<'_, PyTuple>) -> Self {
@@ -392,6 +405,33 @@ impl MemoryBase {
     /// Forgets the last compile, so that the next one renders in full.
     fn clear_cache(&self) {
         self.cache.clear();
+    }
+
+    /// The fields and what the cache holds, for the garbage collector (a block may hold its memory).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // Not while another thread holds the lock: an edge not visited only keeps a cycle alive.
+        let fields = match self.fields.try_lock() {
+            Ok(fields) => Some(fields),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        if let Some(f) = fields {
+            visit.call(&f.blocks)?;
+            visit.call(&f.file_blocks)?;
+            visit.call(&f.agent_type)?;
+        }
+        self.cache.visit(|held| held.visit(&visit), |detail| visit.call(&detail.0))
+    }
+
+    /// Breaks a cycle through this memory: its fields become None and its last compile is forgotten.
+    fn __clear__(&self) {
+        let old = Python::attach(|py| {
+            let f = &mut *self.fields();
+            [&mut f.blocks, &mut f.file_blocks, &mut f.agent_type].map(|field| std::mem::replace(field, py.None()))
+        });
+        self.cache.clear();
+        // Dropped after the lock is released: a finalizer may read this memory.
+        drop(old);
     }
 }
 

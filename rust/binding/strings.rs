@@ -40,6 +40,11 @@ impl Held {
     pub fn of(value: &Bound<'_, PyAny>) -> Self {
         Held(value.clone().unbind())
     }
+
+    /// Shows the object held to the garbage collector.
+    pub fn visit(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.0)
+    }
 }
 
 impl Id for Held {
@@ -50,6 +55,35 @@ impl Id for Held {
 
 /// What was read: the values themselves, as an identity trace.
 pub type Reads = Trace<Held>;
+
+/// A place in the read order that is not a field: what an argument was read as, where a list
+/// of inputs ended, a truth value decided there. Its numbers are never an object's address.
+#[derive(Clone, Copy)]
+pub enum Site {
+    AgentType = 1,
+    LlmConfig,
+    Blocks,
+    ToolUsageRules,
+    MaxFilesOpen,
+    Sources,
+    FileBlocks,
+    Listed,
+    ClientSkills,
+}
+
+impl Site {
+    fn end(self) -> usize {
+        (self as usize) << 2
+    }
+
+    fn arg(self) -> usize {
+        (self as usize) << 2 | 1
+    }
+
+    fn truth(self, truth: bool) -> usize {
+        (self as usize) << 2 | 2 | truth as usize
+    }
+}
 
 impl<'py> Strings<'py> {
     /// Strings that record nothing, for a render never cached: a value read and not
@@ -77,16 +111,16 @@ impl<'py> Strings<'py> {
         (self.recording && self.immutable.get()).then(|| self.read.into_inner())
     }
 
-    /// Records a value read, when reads are recorded (the check inlined: most calls record nothing).
+    /// Records a value read as `what`, when reads are recorded (the check inlined: most calls record nothing).
     #[inline]
-    fn note(&self, value: &Bound<'py, PyAny>) {
+    fn note(&self, what: usize, value: &Bound<'py, PyAny>) {
         if self.recording {
-            self.record(value);
+            self.record(what, value);
         }
     }
 
     /// The value in the record of reads, and whether it keeps the record valid (immutable).
-    fn record(&self, value: &Bound<'py, PyAny>) {
+    fn record(&self, what: usize, value: &Bound<'py, PyAny>) {
         // SAFETY: type checks on a live object.
         let immutable = unsafe {
             let p = value.as_ptr();
@@ -98,15 +132,23 @@ impl<'py> Strings<'py> {
         if !immutable {
             self.immutable.set(false);
         }
-        self.read.borrow_mut().read(Held::of(value));
+        self.read.borrow_mut().read(what, Held::of(value));
+    }
+
+    /// Records a mark (a field missing, a list's end, a truth value), when reads are recorded.
+    #[inline]
+    fn mark(&self, what: usize) {
+        if self.recording {
+            self.read.borrow_mut().mark(what);
+        }
     }
 
     /// Makes room for the reads of `fields` more field values, so that the record (or,
     /// unrecorded, the list of what is held) rarely grows.
     pub fn expect(&self, fields: usize) {
         if self.recording {
-            // A list's end is a mark; so is each attribute found missing.
-            self.read.borrow_mut().reserve(fields, 8);
+            // A list's end is a mark; so is each attribute found missing and each truth value.
+            self.read.borrow_mut().reserve(fields + 8);
         } else {
             self.keep.borrow_mut().reserve(fields);
         }
@@ -124,7 +166,7 @@ impl<'py> Strings<'py> {
     #[inline(always)]
     pub fn attr(&self, obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Bound<'py, PyAny>> {
         let value = super::attr::get(obj, field)?;
-        self.note(&value);
+        self.note(field.name_id(), &value);
         Ok(value)
     }
 
@@ -132,9 +174,8 @@ impl<'py> Strings<'py> {
     pub fn attr_opt(&self, obj: &Bound<'py, PyAny>, field: &Field<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let value = super::attr::get_opt(obj, field)?;
         match &value {
-            Some(v) => self.note(v),
-            None if self.recording => self.read.borrow_mut().missing(),
-            None => {}
+            Some(v) => self.note(field.name_id(), v),
+            None => self.mark(field.name_id()),
         }
         Ok(value)
     }
@@ -154,16 +195,21 @@ impl<'py> Strings<'py> {
         super::attr::get_unless(obj, field, skip)
     }
 
-    /// Records a value that was not read as an attribute (an argument).
-    pub fn arg(&self, value: &Bound<'py, PyAny>) {
-        self.note(value);
+    /// Records a value that was not read as an attribute (an argument, at `site`).
+    pub fn arg(&self, site: Site, value: &Bound<'py, PyAny>) {
+        self.note(site.arg(), value);
     }
 
-    /// Records the end of a list of inputs.
-    pub fn list_end(&self) {
-        if self.recording {
-            self.read.borrow_mut().list_end();
-        }
+    /// Records the end of the inputs read at `site` (a list, or an argument's reads).
+    pub fn end(&self, site: Site) {
+        self.mark(site.end());
+    }
+
+    /// `obj`'s truth value (`bool(obj)`), recorded as decided at `site`: what follows depends on it.
+    pub fn truth(&self, site: Site, obj: &Bound<'py, PyAny>) -> PyResult<bool> {
+        let truth = obj.is_truthy()?;
+        self.mark(site.truth(truth));
+        Ok(truth)
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -239,12 +285,17 @@ impl<'py> Strings<'py> {
 
     /// `obj or ""` for a field that is only copied, in its own width; `what` names the field for the error.
     pub fn chars_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Chars<'s>> {
+        self.checked_chars(obj)?.ok_or_else(|| type_error(what(), "str or None", obj))
+    }
+
+    /// `chars_or_none`, `None` for a value of another type (its error is the caller's to raise).
+    pub fn checked_chars<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Chars<'s>>> {
         if obj.is_none() {
-            return Ok(Chars::default());
+            return Ok(Some(Chars::default()));
         }
         match obj.cast::<PyString>() {
-            Ok(s) => Ok(Chars::Native(self.native(s)?)),
-            Err(_) => Err(type_error(what(), "str or None", obj)),
+            Ok(s) => Ok(Some(Chars::Native(self.native(s)?))),
+            Err(_) => Ok(None),
         }
     }
 
@@ -258,13 +309,15 @@ impl<'py> Strings<'py> {
 
     /// `obj or ""` for a field that must be `str` or `None`; `what` names the field for the error.
     pub fn str_or_none<'s>(&'s self, obj: &Bound<'py, PyAny>, what: impl FnOnce() -> String) -> PyResult<Text<'s>> {
+        self.checked_str(obj)?.ok_or_else(|| type_error(what(), "str or None", obj))
+    }
+
+    /// `str_or_none`, `None` for a value of another type (its error is the caller's to raise).
+    pub fn checked_str<'s>(&'s self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Text<'s>>> {
         if obj.is_none() {
-            return Ok(Text::from(b""));
+            return Ok(Some(Text::from(b"")));
         }
-        match self.try_whole(obj)? {
-            Some(t) => Ok(t),
-            None => Err(type_error(what(), "str or None", obj)),
-        }
+        self.try_whole(obj)
     }
 
     /// `str_or_none`'s UTF-8 alone, for a field that is only read.

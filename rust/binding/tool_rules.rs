@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 
-use super::attr::version_tag;
+use super::cpython::version_tag;
 use super::slots::SlotClass;
 use super::strings::{to_py_str, Strings};
 use super::to_py_err;
@@ -183,6 +183,9 @@ fn fast_rule<'s, 'py>(
     let Some(kind) = rule_kind(&item.get_type())? else {
         return Ok(None);
     };
+    if has_own_render_prompt(item) {
+        return Ok(None);
+    }
     let attribute = |field| -> PyResult<Option<FieldValue<'s>>> {
         super::attr::get_opt(item, field)?.map(|value| field_value(strings, &value)).transpose()
     };
@@ -207,9 +210,39 @@ fn rule_kind(class: &Bound<'_, PyType>) -> PyResult<Option<RuleKind>> {
     } else {
         None
     };
+    // A class whose render_prompt is not Letta's own renders through it: the reference calls it.
+    let kind = match kind {
+        Some(kind) if renders_as_letta(class)? => Some(kind),
+        _ => None,
+    };
     // The lookups just made give the class a tag if it had none.
     lookups::remember_rule_kind(tp as usize, version_tag(tp), kind);
     Ok(kind)
+}
+
+/// The reference's `renders_as_letta(class)`: the class's render_prompt is Letta's own function.
+fn renders_as_letta(class: &Bound<'_, PyType>) -> PyResult<bool> {
+    let py = class.py();
+    py.import(REFERENCE_MODULE)?.call_method1(intern!(py, "renders_as_letta"), (class,))?.is_truthy()
+}
+
+/// Whether the rule's own `__dict__` holds a `render_prompt`, which Python finds before its
+/// class's; `true` when that cannot be told (the reference then reads the rule, and raises).
+#[inline(never)]
+fn has_own_render_prompt(rule: &Bound<'_, PyAny>) -> bool {
+    let py = rule.py();
+    // SAFETY: a live object; the result is a new reference, or null with an exception set
+    // (an object with no `__dict__` can hold no attribute of its own but in a slot, which its
+    // class's lookup would find first).
+    let dict = unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetDict(rule.as_ptr(), std::ptr::null_mut()))
+    };
+    match dict {
+        Ok(dict) => {
+            dict.cast_into::<PyDict>().map_or(true, |d| d.contains(intern!(py, "render_prompt")).unwrap_or(true))
+        }
+        Err(_) => false,
+    }
 }
 
 /// `class.__module__` when it is a str, read as CPython 3.13's `PyType_GetModuleName` reads it:

@@ -13,7 +13,9 @@ deep inside, we raise one of these errors (the Rust core raises the same):
   text) or None, ``limit`` an int (a bool renders "True") or None, else
   ``TypeError(f"block {i} ({label!r}): {field} must be str or None, not {type}")``
   ("must be int or None" for limit; "file block" for file blocks; ``i`` is the
-  position in the list read; ``label`` is None unless it is a str). A renderer
+  position in the list read; ``label`` is None unless it is a str). A block's
+  fields are read (in that order, as Letta reads them) before any is
+  checked, so a read that raises is raised before a bad type. A renderer
   checks every block of the list it reads, in list order, before it writes, and
   only the fields Letta reads there: git memory reads every label, the value of the
   first ``system/persona``, and the description and value of the other ``system/``
@@ -154,34 +156,46 @@ def read_descriptions(blocks: Sequence[Any], indices: list[int], read: list[Bloc
 
 
 def read_git_blocks(blocks: Any) -> list[BlockData]:
-    """The blocks as Letta's git memory reads them: every label; the value of the first
-    ``system/persona``; the description, then the value, of every other ``system/`` block
-    whose label has a path part. Nothing else (no limit, no read_only)."""
-    read = []
-    persona_read = False
-    for index, block in enumerate(blocks):
-        label = read_label(block, index)
-        value = description = None
-        if label == "system/persona":
-            if not persona_read:
-                value = _block_text(block.value, BLOCK, index, label, "value")
-            persona_read = True
-        elif label and label.startswith("system/") and any(label.removeprefix("system/").split("/")):
-            description = _block_text(block.description, BLOCK, index, label, "description")
-            value = _block_text(block.value, BLOCK, index, label, "value")
-        read.append(BlockData(index, label, value, description, None, False))
-    return read
+    """The blocks as Letta's git memory reads them, in its order: every label; the value of
+    the first ``system/persona``; then, block by block, the description and the value of
+    every other ``system/`` block whose label has a path part, the values checked once all
+    are read (Letta uses them last). Nothing else (no limit, no read_only)."""
+    kept = list(blocks)
+    labels = [read_label(block, index) for index, block in enumerate(kept)]
+    persona = next((index for index, label in enumerate(labels) if label == "system/persona"), None)
+    values: dict[int, Any] = {}
+    if persona is not None:
+        values[persona] = _block_text(kept[persona].value, BLOCK, persona, "system/persona", "value")
+    shown = [
+        index
+        for index, label in enumerate(labels)
+        if label
+        and label != "system/persona"
+        and label.startswith("system/")
+        and any(label.removeprefix("system/").split("/"))
+    ]
+    descriptions = {}
+    for index in shown:
+        descriptions[index] = _block_text(kept[index].description, BLOCK, index, labels[index], "description")
+        values[index] = kept[index].value
+    for index in shown:
+        values[index] = _block_text(values[index], BLOCK, index, labels[index], "value")
+    return [
+        BlockData(index, label, values.get(index), descriptions.get(index), None, False)
+        for index, label in enumerate(labels)
+    ]
 
 
 def read_block(block: Any, index: int, kind: str = BLOCK) -> BlockData:
-    label = read_label(block, index, kind)
-    value, description, limit = block.value, block.description, block.limit
+    # Every field is read before any is checked, in Letta's order: a read that raises comes first.
+    label, value, description, limit = block.label, block.value, block.description, block.limit
+    read_only = getattr(block, "read_only", False)
+    label = _block_text(label, kind, index, None, "label")
     value = _block_text(value, kind, index, label, "value")
     description = _block_text(description, kind, index, label, "description")
     if limit is not None and not isinstance(limit, int):
         raise _block_error(kind, index, label, "limit", "int or None", limit)
-    read_only = bool(getattr(block, "read_only", False))
-    return BlockData(index, label, value, description, limit, read_only)
+    return BlockData(index, label, value, description, limit, bool(read_only))
 
 
 def read_blocks(blocks: Any) -> list[BlockData]:
@@ -248,10 +262,8 @@ def agent_type_name(agent_type: object) -> str:
     """The agent type as Letta compares it: the enum's value or the str, lowercased."""
     if hasattr(agent_type, "value"):
         raw = agent_type.value
-    elif agent_type is None:
-        return ""
     else:
-        raw = agent_type
+        raw = agent_type or ""  # a falsy object is no type, as in Letta
     if not isinstance(raw, str):
         raise TypeError(f"agent_type must be a str, an enum with a str value, or None, not {type_name(agent_type)}")
     return _plain(raw).lower()

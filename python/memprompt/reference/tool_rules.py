@@ -48,8 +48,10 @@ pydantic's ``ValidationError``, a ``ValueError``; we raise ``ValueError``.
 - An instance of Letta's own rule class for that type (a pydantic object,
   recognised by its class's module ``letta.schemas.tool_rule``) is taken as it
   is, without validation, as pydantic does; its fields render as an f-string
-  renders them. A subclass of one of Letta's classes renders through its own
-  ``render_prompt()``, since it may override it.
+  renders them, unless its ``render_prompt`` (looked up as Python does: the
+  instance, then its class) is not Letta's own function: a subclass's, a
+  function set on the instance or patched into Letta's class renders through
+  ``render_prompt()`` itself.
 - Field types (pydantic's lax mode): str fields accept a str (a subclass is
   read as its plain text, which must then hold no lone surrogate: pydantic
   reads it as UTF-8), UTF-8 bytes or bytearray, or an enum member (its value
@@ -67,9 +69,11 @@ pydantic's ``ValidationError``, a ``ValueError``; we raise ``ValueError``.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import Enum
+from types import FunctionType
 from typing import Any, cast
 
 from ..types import ToolUsageRules
@@ -196,9 +200,8 @@ class ValidatedRule:
         rule: Any = self.instance
         if rule is None:
             return render_prompt(self.kind, self.tool_name, self.children, self.max_count_limit)
-        cls = type(rule)
-        if _letta_class(cls, LETTA_CLASS[self.kind]) is not cls:
-            return rule.render_prompt()  # a subclass of Letta's class: it may override render_prompt
+        if not renders_as_letta(type(rule)) or "render_prompt" in getattr(rule, "__dict__", ()):
+            return rule.render_prompt()  # not Letta's own render_prompt: it decides the text
         if self.kind in (RUN_FIRST, REQUIRES_APPROVAL):
             return None
         children_text = ""
@@ -311,6 +314,29 @@ def _letta_class(cls: type, name: str) -> type | None:
         if base.__name__ == name and base.__module__ == LETTA_MODULE:
             return base
     return None
+
+
+def renders_as_letta(cls: type) -> bool:
+    """Whether the ``render_prompt`` instances of ``cls`` find on their class is Letta's own
+    function: defined in Letta's module by the Letta class that holds it, itself the class
+    Letta's module names (no subclass's override, no patch, no ``__getattribute__`` of its own).
+    A class with none at all (a stand-in of Letta's class where Letta is absent) has nothing
+    of its own to call."""
+    plain_lookup = getattr(cls, "__getattribute__") is getattr(object, "__getattribute__")
+    owner = next((base for base in cls.__mro__ if "render_prompt" in vars(base)), None)
+    if owner is None:
+        return plain_lookup
+    name, letta = owner.__name__, sys.modules.get(LETTA_MODULE)
+    if letta is None or getattr(letta, name, None) is not owner:
+        return False
+    function = vars(owner)["render_prompt"]
+    return (
+        plain_lookup
+        and type(function) is FunctionType
+        and function.__module__ == LETTA_MODULE
+        and function.__qualname__ == f"{name}.render_prompt"
+        and function.__code__.co_filename == getattr(letta, "__file__", None)
+    )
 
 
 def _reads_attributes(obj: Any) -> bool:

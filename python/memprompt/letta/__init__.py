@@ -15,7 +15,7 @@ Modes:
   fan-out batched (``fanout``), and what each message[0] was built from recorded (``stamps``). Every mode but
   ``render`` also makes the context-window overview's sections of message[0] exact (``context``).
 - ``stable``: as ``rebuild``, and a forced refresh (compaction, memory tools, fan-out) leaves message[0]
-  byte for byte as it is unless its template or memory section changed.
+  byte for byte as it is unless its template or memory section changed; its blocks in label order.
 
 Without writing code: ``memprompt run [--mode MODE] -- COMMAND`` or ``MEMPROMPT_LETTA=MODE`` in the
 environment (``autoinstall``). Importing this package does not import Letta; ``install()`` does.

@@ -23,9 +23,21 @@ def tool_usage_rules(tool_rules: Any) -> Any:
     return ToolRulesSolver(tool_rules).compile_tool_rule_prompts()
 
 
-def compile_agent_memory(agent_state: Any, rules_block: Any) -> AgentMemory:
-    """``agent_state.memory.compile(...)`` with the agent's sources, file limit and LLM config, as Letta calls it."""
-    text: str = agent_state.memory.compile(
+def in_label_order(memory: Any) -> Any:
+    """``memory`` (Letta's Memory) with its blocks in label order (then id), the same object when they already are.
+
+    Letta loads an agent's blocks with no ORDER BY: one order for one memory, whatever PostgreSQL returned."""
+    blocks = sorted(memory.blocks, key=lambda block: (block.label, block.id))
+    if all(ours is theirs for ours, theirs in zip(blocks, memory.blocks)):
+        return memory
+    return memory.model_copy(update={"blocks": blocks})
+
+
+def compile_agent_memory(agent_state: Any, rules_block: Any, ordered: bool = False) -> AgentMemory:
+    """``agent_state.memory.compile(...)`` with the agent's sources, file limit and LLM config, as Letta calls it
+    (``ordered``: its blocks in label order)."""
+    memory = in_label_order(agent_state.memory) if ordered else agent_state.memory
+    text: str = memory.compile(
         tool_usage_rules=rules_block,
         sources=agent_state.sources,
         max_files_open=agent_state.max_files_open,
@@ -34,7 +46,7 @@ def compile_agent_memory(agent_state: Any, rules_block: Any) -> AgentMemory:
     return AgentMemory(text, _core.fingerprint(text))
 
 
-def compile_agent_memories(agent_states: list[Any]) -> list[AgentMemory]:
+def compile_agent_memories(agent_states: list[Any], ordered: bool = False) -> list[AgentMemory]:
     """``compile_agent_memory`` of each agent; agents with the same compile arguments are rendered together in
     parallel by ``compile_many`` (GIL released)."""
     from ..memory import compile_many
@@ -47,7 +59,7 @@ def compile_agent_memories(agent_states: list[Any]) -> list[AgentMemory]:
     for indices in groups.values():
         first = agent_states[indices[0]]
         texts = compile_many(
-            [agent_states[i].memory for i in indices],
+            [in_label_order(agent_states[i].memory) if ordered else agent_states[i].memory for i in indices],
             tool_usage_rules=rules[indices[0]],
             sources=first.sources,
             max_files_open=first.max_files_open,

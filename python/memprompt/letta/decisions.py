@@ -7,7 +7,9 @@ writes; only the decision differs:
 - ``rebuild``: unforced, rebuild exactly when the template or the memory section changed (the exact parse
   of the stored text: no statement, where a stamp read would be one on a path that may not rebuild).
   Forced, rebuild as Letta does.
-- ``stable``: forced or not, keep message[0] byte for byte unless its template or memory section changed.
+- ``stable``: forced or not, keep message[0] byte for byte unless its template or memory section changed;
+  its blocks in label order (``in_label_order``), and a message[0] written before in the order PostgreSQL
+  returned them kept too: an unchanged memory is never rewritten, whatever the plan.
 
 Whether the new text differs is a comparison (Letta computes difflib's unified diff for that); the diff
 is computed only for Letta's debug log, when it is on. Each written message[0] costs one more statement:
@@ -22,7 +24,7 @@ from typing import Any, Literal, Optional
 
 from ..rebuild import PromptStamp, needs_rebuild
 from . import stamps
-from .agent_memory import AgentMemory, compile_agent_memory, tool_usage_rules
+from .agent_memory import AgentMemory, compile_agent_memory, in_label_order, tool_usage_rules
 from .patching import copy_names, replace
 
 Mode = Literal["render", "rebuild", "stable"]
@@ -74,6 +76,23 @@ def message_text(message: Any) -> Optional[str]:
 def keep(system_prompt: str, memory: AgentMemory, text: Optional[str], force: bool) -> bool:
     """Whether message[0] (``text``) is current: neither the template nor the memory section changed."""
     return not needs_rebuild(system_prompt, memory.text, text, force=force)
+
+
+def current_memory(
+    agent_state: Any, rules_block: Any, text: Optional[str], force: bool, stable: bool
+) -> tuple[AgentMemory, bool]:
+    """The memory section to build message[0] from, and whether ``text`` already holds it (``keep``).
+
+    ``stable``: never forced, blocks in label order; a text built from the blocks in the order they were loaded
+    (by stock Letta, or before this mode) is current too."""
+    memory = compile_agent_memory(agent_state, rules_block, ordered=stable)
+    if keep(agent_state.system, memory, text, force=force and not stable):
+        return memory, True
+    if stable and in_label_order(agent_state.memory) is not agent_state.memory:
+        loaded = compile_agent_memory(agent_state, rules_block)
+        if keep(agent_state.system, loaded, text, force=False):
+            return loaded, True
+    return memory, False
 
 
 def stamp_of(system_prompt: str, memory: AgentMemory) -> PromptStamp:
@@ -134,8 +153,8 @@ def _rebuild_system_prompt_async(stable: bool) -> Callable[..., Any]:
             agent_manager.logger.warning(f"No system message found for agent {agent_state.id} and user {actor}")
             return agent_state, message, num_messages, num_archival
         text = message_text(message)
-        memory = compile_agent_memory(agent_state, rules_block)
-        if keep(agent_state.system, memory, text, force=force and not stable):
+        memory, kept = current_memory(agent_state, rules_block, text, force, stable)
+        if kept:
             return agent_state, message, num_messages, num_archival
 
         edited = agent_manager.get_utc_time() if update_timestamp else message.created_at
@@ -199,8 +218,8 @@ def _rebuild_memory(stable: bool) -> Callable[..., Any]:
         current = in_context_messages[0]
         text = current.content[0].text
         agent_state = await self.agent_manager.refresh_file_blocks(agent_state=agent_state, actor=self.actor)
-        memory = compile_agent_memory(agent_state, rules_block)
-        if keep(agent_state.system, memory, text, force=force and not stable):
+        memory, kept = current_memory(agent_state, rules_block, text, force, stable)
+        if kept:
             return in_context_messages
 
         edited = letta_agent_v2.get_utc_time()

@@ -64,7 +64,8 @@ def _fan_out(stable: bool) -> Callable[..., Any]:
 
 async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, stable: bool) -> int:
     """Rebuild message[0] of each agent as ``rebuild_system_prompt_async(force=True, update_timestamp=False)``
-    would (``stable``: only where the template or memory section changed); returns how many were written."""
+    would (``stable``: only where the template or memory section changed, blocks in label order); returns how
+    many were written."""
     from letta.orm.message import Message as MessageModel
     from letta.server.db import db_registry
     from sqlalchemy import select
@@ -72,7 +73,7 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     states = [agent for agent in await inputs.load(agent_ids, actor) if agent.message_ids]
     if not states:
         return 0
-    memories = compile_agent_memories(states)
+    memories = compile_agent_memories(states, ordered=stable)
     message_counts = await _message_counts(actor, [state.id for state in states])
     passage_counts = await _passage_counts(actor, [state.id for state in states])
 

@@ -10,6 +10,8 @@ writes; only the decision differs:
 - ``stable``: forced or not, keep message[0] byte for byte unless its template or memory section changed;
   its blocks in label order (``in_label_order``), and a message[0] written before in the order PostgreSQL
   returned them kept too: an unchanged memory is never rewritten, whatever the plan.
+- ``deferred``: as ``stable``, and the rebuild of an agent's own message[0] inside its own memory tool waits
+  (``deferral``): one statement instead of a write.
 
 Whether the new text differs is a comparison (Letta computes difflib's unified diff for that); the diff
 is computed only for Letta's debug log, when it is on. Each written message[0] costs one more statement:
@@ -22,12 +24,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal, Optional
 
-from ..rebuild import PromptStamp, needs_rebuild
-from . import stamps
-from .agent_memory import AgentMemory, compile_agent_memory, in_label_order, tool_usage_rules
+from . import deferral, stamps
+from .agent_memory import current_memory, stamp_of, tool_usage_rules
 from .patching import copy_names, replace
 
-Mode = Literal["render", "rebuild", "stable"]
+Mode = Literal["render", "rebuild", "stable", "deferred"]
 
 
 def install(mode: Mode) -> None:
@@ -36,12 +37,13 @@ def install(mode: Mode) -> None:
     from letta.agents.letta_agent_v2 import LettaAgentV2
     from letta.services.agent_manager import AgentManager
 
-    stable = mode == "stable"
+    stable = mode in ("stable", "deferred")
     replace(
         AgentManager,
         {
             "rebuild_system_prompt_async": copy_names(
-                _rebuild_system_prompt_async(stable), vars(AgentManager)["rebuild_system_prompt_async"]
+                _rebuild_system_prompt_async(stable, deferred=mode == "deferred"),
+                vars(AgentManager)["rebuild_system_prompt_async"],
             )
         },
     )
@@ -73,34 +75,6 @@ def message_text(message: Any) -> Optional[str]:
     return content_text if isinstance(content_text, str) else None
 
 
-def keep(system_prompt: str, memory: AgentMemory, text: Optional[str], force: bool) -> bool:
-    """Whether message[0] (``text``) is current: neither the template nor the memory section changed."""
-    return not needs_rebuild(system_prompt, memory.text, text, force=force)
-
-
-def current_memory(
-    agent_state: Any, rules_block: Any, text: Optional[str], force: bool, stable: bool
-) -> tuple[AgentMemory, bool]:
-    """The memory section to build message[0] from, and whether ``text`` already holds it (``keep``).
-
-    ``stable``: never forced, blocks in label order; a text built from the blocks in the order they were loaded
-    (by stock Letta, or before this mode) is current too."""
-    memory = compile_agent_memory(agent_state, rules_block, ordered=stable)
-    if keep(agent_state.system, memory, text, force=force and not stable):
-        return memory, True
-    if stable and in_label_order(agent_state.memory) is not agent_state.memory:
-        loaded = compile_agent_memory(agent_state, rules_block)
-        if keep(agent_state.system, loaded, text, force=False):
-            return loaded, True
-    return memory, False
-
-
-def stamp_of(system_prompt: str, memory: AgentMemory) -> PromptStamp:
-    from .. import _core
-
-    return PromptStamp(_core.fingerprint(system_prompt), memory.fingerprint)
-
-
 def _united_diff(letta_united_diff: Callable[[str, str], str]) -> Callable[[str, str], str]:
     def united_diff(old: str, new: str) -> str:
         # Letta only asks "is there a diff" and logs it at debug level: two equal texts have none.
@@ -125,7 +99,7 @@ def _any_debug() -> bool:
     )
 
 
-def _rebuild_system_prompt_async(stable: bool) -> Callable[..., Any]:
+def _rebuild_system_prompt_async(stable: bool, deferred: bool) -> Callable[..., Any]:
     async def rebuild_system_prompt_async(
         self: Any,
         agent_id: str,
@@ -155,6 +129,8 @@ def _rebuild_system_prompt_async(stable: bool) -> Callable[..., Any]:
         text = message_text(message)
         memory, kept = current_memory(agent_state, rules_block, text, force, stable)
         if kept:
+            return agent_state, message, num_messages, num_archival
+        if deferred and not dry_run and await deferral.defer(agent_state, rules_block, message.id, text, memory):
             return agent_state, message, num_messages, num_archival
 
         edited = agent_manager.get_utc_time() if update_timestamp else message.created_at

@@ -3,9 +3,10 @@
 The agent has just seen the edit in the tool's return; rewriting message[0] now would re-bill the provider's
 whole cached prefix. Inside a core tool's execution (``LettaCoreToolExecutor.execute``, the agent whose tool
 runs is ``editing_agent()``), a rebuild of that agent's own message[0] (the tool's forced one, the rebuild of
-``update_memory_if_changed_async``, the fan-out of the block it edited) is deferred instead: one statement
-records, in a table of memprompt's own keyed by the message and the text it holds, the memory it now waits for
-and how many edits wait. What waits is the blocks themselves: every later rebuild outside a tool of the agent
+``update_memory_if_changed_async``, the fan-out of the block it edited) is deferred instead, when all that
+message[0] misses is this call's edits and edits already waiting (a block attached, a source, an outside edit not
+yet written: rebuilt, as stock would): one statement records, in a table of memprompt's own keyed by the message
+and the text it holds, the memory it now waits for and how many edits wait. What waits is the blocks themselves: every later rebuild outside a tool of the agent
 (a compaction, a message reset, a recompile, an edit through the REST API, another agent's edit of a shared
 block) finds its memory section changed and writes it, as stable mode does. Nothing lives in one process: a
 restart or another worker loses nothing, and the count belongs to the text, so a new message[0] starts at 0.

@@ -146,6 +146,27 @@ def client(server: LettaServer) -> Any:
     return Letta(base_url=server.url, timeout=900, max_retries=0)
 
 
+def conversation_agent(letta: Any, name: str, llm_url: str) -> Any:
+    """A ``letta_v1_agent`` with a persona and a human, talking to the mock LLM at ``llm_url``; it compacts all."""
+    return letta.agents.create(
+        name=name,
+        agent_type="letta_v1_agent",
+        memory_blocks=[
+            {"label": "persona", "value": "I am Sam, a helpful assistant."},
+            {"label": "human", "value": "Name: Ada."},
+        ],
+        llm_config={
+            "model": "mock",
+            "model_endpoint_type": "openai",
+            "model_endpoint": llm_url,
+            "context_window": 32000,
+        },
+        embedding_config=EMBEDDING,
+        include_base_tools=True,
+        compaction_settings={"mode": "all"},
+    )
+
+
 def assert_every_worker_patched(server: LettaServer, mode: str) -> None:
     """Every uvicorn worker logged memprompt's install, in ``mode`` (the parent's line alone would not do)."""
     workers, patched = server.worker_pids(), server.patched_pids()

@@ -26,7 +26,7 @@ AGENT_ID = re.compile(r"AGENT_ID: (agent-[0-9a-f-]+)")
 class MockLLM:
     def __init__(self) -> None:
         self.script: deque[dict[str, Any]] = deque()
-        # {"kind": "step" | "summary", "system": str, "agent": str | None, "chars": int, "cached": int}
+        # {"kind": "step" | "summary", "system": str, "tools": str, "agent": str | None, "chars": int, "cached": int}
         self.log: list[dict[str, Any]] = []
         self._prompts: dict[Optional[str], list[str]] = {}  # agent -> every request read as one string
         self._lock = threading.Lock()
@@ -59,13 +59,14 @@ class MockLLM:
             system = "".join(part.get("text", "") for part in system)
         kind = "step" if request.get("tools") else "summary"
         agent = AGENT_ID.search(system) if kind == "step" and isinstance(system, str) else None
-        prompt = json.dumps(request.get("tools") or []) + "".join(json.dumps(m) for m in messages)
+        tools = json.dumps(request.get("tools") or [])
+        prompt = tools + "".join(json.dumps(m) for m in messages)
         with self._lock:
             earlier = self._prompts.setdefault(agent[1] if agent else None, [])
             cached = max((common_prefix(prompt, other) for other in earlier), default=0)
             earlier.append(prompt)
             self.log.append(
-                {"kind": kind, "system": system, "agent": agent and agent[1], "chars": len(prompt), "cached": cached}
+                dict(kind=kind, system=system, tools=tools, agent=agent and agent[1], chars=len(prompt), cached=cached)
             )
             step: Optional[dict[str, Any]] = self.script.popleft() if kind == "step" and self.script else None
         message: dict[str, Any] = {"role": "assistant", "content": SUMMARY if kind == "summary" else "Noted."}

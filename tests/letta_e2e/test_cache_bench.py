@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from letta_process import EMBEDDING, LOGS, LettaServer, assert_every_worker_patched, client
+from letta_process import LOGS, LettaServer, assert_every_worker_patched, client, conversation_agent
 from mock_llm import MockLLM
 from report import BENCH, README, write_section
 
@@ -46,6 +46,7 @@ class Run:
     chars: int
     uncached: int
     rewrites_at_compactions: int
+    tools_changed: int  # steps whose tools differ from the step before's (Letta loads them with no ORDER BY)
     outside_seen: bool  # the request after the PATCH carries it
     recompiled: str  # message[0] as the explicit recompile returned it
     seconds: float
@@ -64,23 +65,7 @@ def _conversation(uri: str, config_dir: str, mock: MockLLM, mode) -> Run:
         if mode is not None:
             assert_every_worker_patched(server, mode)
         letta = client(server)
-        agent = letta.agents.create(
-            name=f"cache-{name}",
-            agent_type="letta_v1_agent",
-            memory_blocks=[
-                {"label": "persona", "value": "I am Sam, a helpful assistant."},
-                {"label": "human", "value": "Name: Ada."},
-            ],
-            llm_config={
-                "model": "mock",
-                "model_endpoint_type": "openai",
-                "model_endpoint": mock.url,
-                "context_window": 32000,
-            },
-            embedding_config=EMBEDDING,
-            include_base_tools=True,
-            compaction_settings={"mode": "all"},
-        )
+        agent = conversation_agent(letta, f"cache-{name}", mock.url)
         turn_starts: dict[int, int] = {}  # turn -> index in mock.log of its first request
         for turn in range(TURNS):
             if turn == OUTSIDE:
@@ -106,6 +91,7 @@ def _conversation(uri: str, config_dir: str, mock: MockLLM, mode) -> Run:
     steps = [(index, e) for index, e in enumerate(mock.log) if index >= start and e["kind"] == "step"]
     assert {e["agent"] for _, e in steps} == {agent.id}
     changed = [index for (_, a), (index, b) in zip(steps, steps[1:]) if a["system"] != b["system"]]
+    tools_changed = sum(a["tools"] != b["tools"] for (_, a), (_, b) in zip(steps, steps[1:]))
     after_compaction = {turn_starts[turn + 1] for turn in COMPACTIONS}
     first_after_outside = next(e for index, e in steps if index >= turn_starts[OUTSIDE])
     return Run(
@@ -114,6 +100,7 @@ def _conversation(uri: str, config_dir: str, mock: MockLLM, mode) -> Run:
         chars=sum(e["chars"] for e in log),
         uncached=sum(e["chars"] - e["cached"] for e in log),
         rewrites_at_compactions=len(after_compaction & set(changed)),
+        tools_changed=tools_changed,
         outside_seen=OUTSIDE_LINE in first_after_outside["system"],
         recompiled=recompiled,
         seconds=time.perf_counter() - began,
@@ -141,12 +128,13 @@ def test_prompt_cache_stock_and_every_mode(database):
 def _write_report(runs: dict[str, Run]) -> None:
     stock = runs["stock"]
     table = [
-        "| run | requests | message[0] rewrites | request characters | uncached | uncached share | cost (Anthropic) |",
-        "|---|--:|--:|--:|--:|--:|--:|",
+        "| run | requests | message[0] rewrites | tools reordered | request characters | uncached | uncached share "
+        "| cost (Anthropic) |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for name, run in runs.items():
         table.append(
-            f"| {name} | {run.requests} | {run.rewrites} | {run.chars:,} | {run.uncached:,} ({run.uncached / stock.uncached:.2f}x) "
+            f"| {name} | {run.requests} | {run.rewrites} | {run.tools_changed} | {run.chars:,} | {run.uncached:,} ({run.uncached / stock.uncached:.2f}x) "
             f"| {run.uncached / run.chars:.1%} | {run.cost / stock.cost:.2f}x |"
         )
     total = sum(run.seconds for run in runs.values())

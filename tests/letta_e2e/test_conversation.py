@@ -9,7 +9,7 @@ changes exactly when the memory does.
 
 from __future__ import annotations
 
-from letta_process import EMBEDDING, LOGS, TIME, LettaServer, assert_every_worker_patched, client
+from letta_process import LOGS, TIME, LettaServer, assert_every_worker_patched, client, conversation_agent
 from mock_llm import MockLLM
 
 #: (turn index) the turns right after each compaction, and right after the memory call that changes nothing.
@@ -20,23 +20,7 @@ AFTER_NO_OP = 5
 def _conversation(server: LettaServer, mock: MockLLM) -> tuple[list[str], list[str], str]:
     """(system message of every step, of the first step of each turn, agent id)."""
     letta = client(server)
-    agent = letta.agents.create(
-        name="conversation",
-        agent_type="letta_v1_agent",
-        memory_blocks=[
-            {"label": "persona", "value": "I am Sam, a helpful assistant."},
-            {"label": "human", "value": "Name: Ada."},
-        ],
-        llm_config={
-            "model": "mock",
-            "model_endpoint_type": "openai",
-            "model_endpoint": mock.url,
-            "context_window": 32000,
-        },
-        embedding_config=EMBEDDING,
-        include_base_tools=True,
-        compaction_settings={"mode": "all"},
-    )
+    agent = conversation_agent(letta, "conversation", mock.url)
     start = len(mock.log)
     turn_starts = []
 

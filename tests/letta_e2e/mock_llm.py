@@ -5,9 +5,11 @@ reporting a context past the window so that Letta compacts), a request without t
 gets a fixed summary, and every request's system message is logged, in
 order, so that two servers' conversations can be compared byte for byte.
 
-It also models a provider's prompt cache: each request is read as its tools, then its messages, in order
-(each as JSON), and ``cached`` is the longest prefix it shares with any earlier request of the same agent
-(the ``AGENT_ID`` of its system message; the summariser's requests are their own group).
+It also models a provider's prompt cache: each request is read as its tools (by name: Letta loads an agent's
+tools with no ORDER BY, so their order is PostgreSQL's, the same noise for every mode), then its messages, in
+order (each as JSON), and ``cached`` is the longest prefix it shares with any earlier request of the same agent
+(the ``AGENT_ID`` of its system message; the summariser's requests are their own group). ``tools`` is logged as
+sent.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ class MockLLM:
         kind = "step" if request.get("tools") else "summary"
         agent = AGENT_ID.search(system) if kind == "step" and isinstance(system, str) else None
         tools = json.dumps(request.get("tools") or [])
-        prompt = tools + "".join(json.dumps(m) for m in messages)
+        by_name = sorted(request.get("tools") or [], key=lambda tool: str(tool.get("function", tool).get("name")))
+        prompt = json.dumps(by_name) + "".join(json.dumps(m) for m in messages)
         with self._lock:
             earlier = self._prompts.setdefault(agent[1] if agent else None, [])
             cached = max((common_prefix(prompt, other) for other in earlier), default=0)

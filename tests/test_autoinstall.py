@@ -69,11 +69,17 @@ def test_importing_letta_triggers_the_install_and_a_failure_never_stops_the_proc
 def test_unknown_mode_is_reported_and_ignored(fake_letta: Path) -> None:
     result = _python("import letta; print('ok')", fake_letta, MEMPROMPT_LETTA="fast")
     assert result.returncode == 0 and result.stdout.strip() == "ok"
-    assert "MEMPROMPT_LETTA='fast' is not one of render, rebuild, stable" in result.stderr
+    assert "MEMPROMPT_LETTA='fast' is not one of render, rebuild, stable, deferred" in result.stderr
 
 
 @pytest.mark.parametrize(
-    "args, mode", [([], "rebuild"), (["--mode", "render"], "render"), (["--mode", "stable"], "stable")]
+    "args, mode",
+    [
+        ([], "rebuild"),
+        (["--mode", "render"], "render"),
+        (["--mode", "stable"], "stable"),
+        (["--mode", "deferred"], "deferred"),
+    ],
 )
 def test_memprompt_run_sets_the_mode_for_the_command_and_its_children(
     tmp_path: Path, args: list[str], mode: str

@@ -352,14 +352,18 @@ def add_run(commands: Subcommands) -> None:
             f"environment, and their children (uvicorn and granian workers), installs memprompt into Letta\n"
             f"{LETTA_VERSION} as soon as Letta is imported. Modes: render (renderers only), rebuild (exact and\n"
             "cheaper rebuild decisions, batched fan-out), stable (as rebuild; a forced refresh keeps message[0]\n"
-            "unless its memory or template changed).\n"
+            "unless its memory or template changed; blocks in label order), deferred (as stable; an agent's own\n"
+            "memory-tool edit waits for the next compaction, reset, recompile or outside edit, or for more than\n"
+            "$MEMPROMPT_DEFERRED_EDITS edits, default 10).\n"
             "\n"
             "exit status: COMMAND's (the command replaces this process)."
         ),
         epilog="examples:\n  memprompt run -- letta server\n  memprompt run --mode stable -- letta server --port 8283",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--mode", choices=("render", "rebuild", "stable"), default="rebuild", help="default: rebuild")
+    parser.add_argument(
+        "--mode", choices=("render", "rebuild", "stable", "deferred"), default="rebuild", help="default: rebuild"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
     parser.set_defaults(run=run_command)
 

@@ -16,6 +16,23 @@ import httpx
 
 BIN = Path(sys.executable).parent
 WORKERS = 2
+LOGS = Path(os.environ.get("MEMPROMPT_E2E_LOGS", "/tmp"))
+#: The metadata's time, which differs between two servers' renders.
+TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [AP]M [A-Z]+[+-]\d{4}")
+#: An agent's model when no LLM is called. Port 9 (discard) answers nothing.
+LLM = {
+    "model": "mock",
+    "model_endpoint_type": "openai",
+    "model_endpoint": "http://127.0.0.1:9/v1",
+    "context_window": 32000,
+}
+EMBEDDING = {
+    "embedding_endpoint_type": "openai",
+    "embedding_endpoint": "http://127.0.0.1:9/v1",
+    "embedding_model": "mock-embedding",
+    "embedding_dim": 1536,
+    "embedding_chunk_size": 300,
+}
 #: Letta adds an agent's base tool rules by iterating over a set of names: a fixed seed fixes their order.
 HASH_SEED = "0"
 
@@ -120,6 +137,41 @@ class LettaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def client(server: LettaServer) -> Any:
+    """letta-client on the server (no retries: a failed request fails the test)."""
+    from letta_client import Letta
+
+    return Letta(base_url=server.url, timeout=900, max_retries=0)
+
+
+def conversation_agent(letta: Any, name: str, llm_url: str) -> Any:
+    """A ``letta_v1_agent`` with a persona and a human, talking to the mock LLM at ``llm_url``; it compacts all."""
+    return letta.agents.create(
+        name=name,
+        agent_type="letta_v1_agent",
+        memory_blocks=[
+            {"label": "persona", "value": "I am Sam, a helpful assistant."},
+            {"label": "human", "value": "Name: Ada."},
+        ],
+        llm_config={
+            "model": "mock",
+            "model_endpoint_type": "openai",
+            "model_endpoint": llm_url,
+            "context_window": 32000,
+        },
+        embedding_config=EMBEDDING,
+        include_base_tools=True,
+        compaction_settings={"mode": "all"},
+    )
+
+
+def assert_every_worker_patched(server: LettaServer, mode: str) -> None:
+    """Every uvicorn worker logged memprompt's install, in ``mode`` (the parent's line alone would not do)."""
+    workers, patched = server.worker_pids(), server.patched_pids()
+    assert len(workers) == WORKERS and workers <= set(patched), f"workers {sorted(workers)}, patched {patched}"
+    assert set(patched.values()) == {mode}
 
 
 def initialise_database() -> Any:

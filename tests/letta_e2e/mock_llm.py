@@ -4,23 +4,33 @@ It answers from a script: each agent step pops the next scripted reply (a tool c
 reporting a context past the window so that Letta compacts), a request without tools (Letta's summariser)
 gets a fixed summary, and every request's system message is logged, in
 order, so that two servers' conversations can be compared byte for byte.
+
+It also models a provider's prompt cache: each request is read as its tools (by name: Letta loads an agent's
+tools with no ORDER BY, so their order is PostgreSQL's, the same noise for every mode), then its messages, in
+order (each as JSON), and ``cached`` is the longest prefix it shares with any earlier request of the same agent
+(the ``AGENT_ID`` of its system message; the summariser's requests are their own group). ``tools`` is logged as
+sent.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 
 SUMMARY = "The user and the assistant talked about tea; the assistant noted it in memory."
+AGENT_ID = re.compile(r"AGENT_ID: (agent-[0-9a-f-]+)")
 
 
 class MockLLM:
     def __init__(self) -> None:
         self.script: deque[dict[str, Any]] = deque()
-        self.log: list[dict[str, Any]] = []  # {"kind": "step" | "summary", "system": str}
+        # {"kind": "step" | "summary", "system": str, "tools": str, "agent": str | None, "chars": int, "cached": int}
+        self.log: list[dict[str, Any]] = []
+        self._prompts: dict[Optional[str], list[str]] = {}  # agent -> every request read as one string
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
@@ -50,8 +60,17 @@ class MockLLM:
         if isinstance(system, list):
             system = "".join(part.get("text", "") for part in system)
         kind = "step" if request.get("tools") else "summary"
+        agent = AGENT_ID.search(system) if kind == "step" and isinstance(system, str) else None
+        tools = json.dumps(request.get("tools") or [])
+        by_name = sorted(request.get("tools") or [], key=lambda tool: str(tool.get("function", tool).get("name")))
+        prompt = json.dumps(by_name) + "".join(json.dumps(m) for m in messages)
         with self._lock:
-            self.log.append({"kind": kind, "system": system})
+            earlier = self._prompts.setdefault(agent[1] if agent else None, [])
+            cached = max((common_prefix(prompt, other) for other in earlier), default=0)
+            earlier.append(prompt)
+            self.log.append(
+                dict(kind=kind, system=system, tools=tools, agent=agent and agent[1], chars=len(prompt), cached=cached)
+            )
             step: Optional[dict[str, Any]] = self.script.popleft() if kind == "step" and self.script else None
         message: dict[str, Any] = {"role": "assistant", "content": SUMMARY if kind == "summary" else "Noted."}
         finish = "stop"
@@ -122,3 +141,15 @@ class MockLLM:
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode())
 
         return Handler
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (a binary search of slice comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

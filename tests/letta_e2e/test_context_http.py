@@ -9,52 +9,20 @@ The agent's messages and tools are counted as stock counts them.
 from __future__ import annotations
 
 import math
-import os
-import re
-from pathlib import Path
 
-from letta_process import LettaServer
+from letta_process import EMBEDDING, LLM, LOGS, TIME, LettaServer, assert_every_worker_patched, client
 
 from memprompt.letta.context import TOKENS_OF
 
 TOKEN_FIELDS = tuple(TOKENS_OF.values())
-LOGS = Path(os.environ.get("MEMPROMPT_E2E_LOGS", "/tmp"))
-#: The metadata's recompile time, which differs between the two servers' renders.
-TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [AP]M [A-Z]+[+-]\d{4}")
-#: No LLM is called: the agent is created and its overview read. Port 9 (discard) answers nothing.
-LLM = {
-    "model": "mock",
-    "model_endpoint_type": "openai",
-    "model_endpoint": "http://127.0.0.1:9/v1",
-    "context_window": 32000,
-}
-EMBEDDING = {
-    "embedding_endpoint_type": "openai",
-    "embedding_endpoint": "http://127.0.0.1:9/v1",
-    "embedding_model": "mock-embedding",
-    "embedding_dim": 1536,
-    "embedding_chunk_size": 300,
-}
 
 
-def _client(server: LettaServer):
-    from letta_client import Letta
-
-    return Letta(base_url=server.url, timeout=300, max_retries=0)
-
-
-def _assert_every_worker_patched(server: LettaServer, mode: str) -> None:
-    workers, patched = server.worker_pids(), server.patched_pids()
-    assert len(workers) == 2 and workers <= set(patched), f"workers {sorted(workers)}, patched {patched}"
-    assert set(patched.values()) == {mode}
-
-
-def _git_agent(client) -> str:
+def _git_agent(letta) -> str:
     """A git-memory agent: a persona and a human under system/, an external file and a skill.
 
     Without a memfs service Letta strips the tag at creation (and puts every block it creates under system/):
     set afterwards, it makes the memory git memory; blocks attached afterwards keep their labels."""
-    agent = client.agents.create(
+    agent = letta.agents.create(
         name="context-git",
         agent_type="memgpt_v2_agent",
         memory_blocks=[
@@ -66,16 +34,16 @@ def _git_agent(client) -> str:
         include_base_tools=True,
         tags=["git-memory-enabled"],
     )
-    client.agents.update(agent.id, tags=["git-memory-enabled"])
+    letta.agents.update(agent.id, tags=["git-memory-enabled"])
     for label, value in (("notes/todo", "Buy tea."), ("skills/search/SKILL", "Search the web.")):
-        block = client.blocks.create(label=label, value=value, description=f"the {label} file")
-        client.agents.blocks.attach(block.id, agent_id=agent.id)
+        block = letta.blocks.create(label=label, value=value, description=f"the {label} file")
+        letta.agents.blocks.attach(block.id, agent_id=agent.id)
     return agent.id
 
 
 def _context(server: LettaServer, agent_id: str) -> tuple[dict, str]:
     """The overview, and the text of its message[0]."""
-    overview = _client(server).get(f"/v1/agents/{agent_id}/context", cast_to=object)
+    overview = client(server).get(f"/v1/agents/{agent_id}/context", cast_to=object)
     (part,) = overview["messages"][0]["content"]
     return overview, part["text"]
 
@@ -88,10 +56,10 @@ def _approx_tokens(text: str) -> int:
 def test_git_memory_context_window_stock_and_memprompt(database):
     uri, config_dir, _ = database
     with LettaServer(uri, config_dir, None, LOGS / "mp-e2e-context-stock.log") as server:
-        agent_id = _git_agent(_client(server))
+        agent_id = _git_agent(client(server))
         stock, stock_text = _context(server, agent_id)
     with LettaServer(uri, config_dir, "rebuild", LOGS / "mp-e2e-context-rebuild.log") as server:
-        _assert_every_worker_patched(server, "rebuild")
+        assert_every_worker_patched(server, "rebuild")
         mine, text = _context(server, agent_id)
     assert "<self>" in text and "<external_projection>" in text
     assert TIME.sub("<time>", text) == TIME.sub("<time>", stock_text)

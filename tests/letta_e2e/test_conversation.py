@@ -9,13 +9,9 @@ changes exactly when the memory does.
 
 from __future__ import annotations
 
-import re
-
-from letta_process import LettaServer
+from letta_process import LOGS, TIME, LettaServer, assert_every_worker_patched, client, conversation_agent
 from mock_llm import MockLLM
-from test_fanout_bench import EMBEDDING, LOGS, _assert_every_worker_patched, _client
 
-TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [AP]M [A-Z]+[+-]\d{4}")
 #: (turn index) the turns right after each compaction, and right after the memory call that changes nothing.
 AFTER_COMPACTION = (3, 8)
 AFTER_NO_OP = 5
@@ -23,24 +19,8 @@ AFTER_NO_OP = 5
 
 def _conversation(server: LettaServer, mock: MockLLM) -> tuple[list[str], list[str], str]:
     """(system message of every step, of the first step of each turn, agent id)."""
-    client = _client(server)
-    agent = client.agents.create(
-        name="conversation",
-        agent_type="letta_v1_agent",
-        memory_blocks=[
-            {"label": "persona", "value": "I am Sam, a helpful assistant."},
-            {"label": "human", "value": "Name: Ada."},
-        ],
-        llm_config={
-            "model": "mock",
-            "model_endpoint_type": "openai",
-            "model_endpoint": mock.url,
-            "context_window": 32000,
-        },
-        embedding_config=EMBEDDING,
-        include_base_tools=True,
-        compaction_settings={"mode": "all"},
-    )
+    letta = client(server)
+    agent = conversation_agent(letta, "conversation", mock.url)
     start = len(mock.log)
     turn_starts = []
 
@@ -49,7 +29,7 @@ def _conversation(server: LettaServer, mock: MockLLM) -> tuple[list[str], list[s
 
     def send(text: str) -> None:
         turn_starts.append(len(steps()))
-        client.agents.messages.create(agent.id, messages=[{"role": "user", "content": text}])
+        letta.agents.messages.create(agent.id, messages=[{"role": "user", "content": text}])
 
     mock.say("Hello, Ada!")
     send("Hi, I am Ada.")  # 0
@@ -91,7 +71,7 @@ def test_conversation_prompts_stock_and_every_mode(database):
             name = mode or "stock"
             with LettaServer(uri, config_dir, mode, LOGS / f"mp-e2e-conversation-{name}.log") as server:
                 if mode is not None:
-                    _assert_every_worker_patched(server, mode)
+                    assert_every_worker_patched(server, mode)
                 runs[name] = _conversation(server, mock)
     stock_steps, stock_turns, stock_agent = runs["stock"]
     for mode in ("render", "rebuild"):

@@ -13,43 +13,21 @@ import platform
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from pathlib import Path
 
 from letta_agents import in_label_order
-from letta_process import LettaServer
+from letta_process import EMBEDDING, LLM, LOGS, LettaServer, assert_every_worker_patched, client
+from report import BENCH, write_section
 
 SIZES = tuple(int(n) for n in os.environ.get("MEMPROMPT_E2E_SIZES", "100,300,1000").split(","))
 MODES = ("render", "rebuild", "stable")
-REPORT = Path(__file__).resolve().parents[2] / "docs" / "server-bench.md"
-LOGS = Path(os.environ.get("MEMPROMPT_E2E_LOGS", "/tmp"))
-
-LLM = {
-    "model": "mock",
-    "model_endpoint_type": "openai",
-    "model_endpoint": "http://127.0.0.1:9/v1",
-    "context_window": 32000,
-}
-EMBEDDING = {
-    "embedding_endpoint_type": "openai",
-    "embedding_endpoint": "http://127.0.0.1:9/v1",
-    "embedding_model": "mock-embedding",
-    "embedding_dim": 1536,
-    "embedding_chunk_size": 300,
-}
 
 
-def _client(server: LettaServer):
-    from letta_client import Letta
-
-    return Letta(base_url=server.url, timeout=900, max_retries=0)
-
-
-def _create_agents(client, blocks: dict[int, str]) -> list[str]:
+def _create_agents(letta, blocks: dict[int, str]) -> list[str]:
     """max(SIZES) agents; agent i is attached to the shared block of every size greater than i."""
 
     def create(index: int) -> str:
         shared = [block_id for size, block_id in blocks.items() if index < size]
-        agent = client.agents.create(
+        agent = letta.agents.create(
             name=f"fan-{index}",
             agent_type="memgpt_v2_agent",
             memory_blocks=[{"label": "persona", "value": f"I am agent {index}."}],
@@ -64,11 +42,11 @@ def _create_agents(client, blocks: dict[int, str]) -> list[str]:
         return list(pool.map(create, range(max(SIZES))))
 
 
-def _time_fan_outs(client, blocks: dict[int, str], value: str) -> dict[int, float]:
+def _time_fan_outs(letta, blocks: dict[int, str], value: str) -> dict[int, float]:
     times = {}
     for size, block_id in blocks.items():
         start = time.perf_counter()
-        client.blocks.update(block_id, value=f"{value} (shared by {size})")
+        letta.blocks.update(block_id, value=f"{value} (shared by {size})")
         times[size] = time.perf_counter() - start
     return times
 
@@ -97,36 +75,26 @@ def _stored_and_stock_texts(sync_server, agent_ids: list[str]) -> tuple[list[str
     return asyncio.run(read())
 
 
-def _assert_every_worker_patched(server: LettaServer, mode: str) -> None:
-    workers = server.worker_pids()
-    patched = server.patched_pids()
-    assert len(workers) == 2
-    assert workers <= set(patched), f"workers {sorted(workers)}, patched {patched}"
-    assert set(patched.values()) == {mode}
-
-
 def test_fan_out_stock_and_every_mode(database):
     uri, config_dir, sync_server = database
     times: dict[str, dict[int, float]] = {}
     with LettaServer(uri, config_dir, None, LOGS / "mp-e2e-stock.log") as server:
         assert not server.patched_pids()
-        client = _client(server)
+        letta = client(server)
         # One label per block: Letta allows one block of a label per agent.
-        blocks = {
-            size: client.blocks.create(label=f"shared_{size}", value="version 0", limit=5000).id for size in SIZES
-        }
+        blocks = {size: letta.blocks.create(label=f"shared_{size}", value="version 0", limit=5000).id for size in SIZES}
         start = time.perf_counter()
-        agent_ids = _create_agents(client, blocks)
+        agent_ids = _create_agents(letta, blocks)
         created = time.perf_counter() - start
-        times["stock"] = _time_fan_outs(client, blocks, "stock")
+        times["stock"] = _time_fan_outs(letta, blocks, "stock")
     checked = agent_ids[: min(SIZES)]
     stored, stock = _stored_and_stock_texts(sync_server, checked)
     # Blocks compared in label order: Letta orders them by no ORDER BY (see in_label_order).
     assert in_label_order(stored) == in_label_order(stock)
     for mode in MODES:
         with LettaServer(uri, config_dir, mode, LOGS / f"mp-e2e-{mode}.log") as server:
-            _assert_every_worker_patched(server, mode)
-            times[mode] = _time_fan_outs(_client(server), blocks, mode)
+            assert_every_worker_patched(server, mode)
+            times[mode] = _time_fan_outs(client(server), blocks, mode)
         stored, stock = _stored_and_stock_texts(sync_server, checked)
         assert all(f"{mode} (shared by" in text for text in stored)
         assert in_label_order(stored) == in_label_order(stock), f"mode {mode}: message[0] differs from stock's rebuild"
@@ -137,7 +105,7 @@ def test_fan_out_stock_and_every_mode(database):
 
 def _write_report(times: dict[str, dict[int, float]], created: float) -> None:
     lines = [
-        "# Shared-block fan-out through a real `letta server`",
+        "## Shared-block fan-out through a real `letta server`",
         "",
         f"Written by `tests/letta_e2e/test_fanout_bench.py` (`make test-letta-server`) on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC,",
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. `letta server` 0.16.8, 2 uvicorn",
@@ -168,6 +136,5 @@ def _write_report(times: dict[str, dict[int, float]], created: float) -> None:
     if 1000 in times["stock"]:
         t = times["rebuild"][1000]
         goals.append(f"- 1,000 agents under 3 s (rebuild mode): {t:.2f} s, {'met' if t < 3 else 'missed'}.")
-    lines += ["", "Goals:", "", *goals, ""]
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text("\n".join(lines))
+    lines += ["", "Goals:", "", *goals]
+    write_section(BENCH, "fan-out", lines)

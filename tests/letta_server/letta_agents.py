@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 import memprompt.letta
@@ -145,7 +146,7 @@ async def stock_fan_out_texts(server, actor, agent_ids) -> list[str]:
 def in_label_order(texts: list[str]) -> list[str]:
     """Each text with the blocks inside ``<memory_blocks>`` sorted by label, everything else byte for byte:
     Letta 0.16.8 loads an agent's blocks with no ORDER BY, so stock itself writes them in whichever order
-    PostgreSQL's plan returns (test_fanout.test_stock_block_order_is_the_planners)."""
+    PostgreSQL's plan returns (test_block_order.test_stock_order_follows_the_plan)."""
     return [_blocks_in_label_order(text) for text in texts]
 
 
@@ -166,3 +167,23 @@ def _blocks_in_label_order(text: str) -> str:
             head.append(line)
     body = "\n\n".join("\n".join(block) for block in sorted(blocks, key=lambda block: block[0]))
     return "\n".join([*lines[: start + 1], *head, body, "", *lines[end:]])
+
+
+@contextlib.asynccontextmanager
+async def planner_settings(*settings: str):
+    """PostgreSQL's planner settings off for every new connection (the tests' engine opens one per session)."""
+    from letta.server.db import db_registry
+    from sqlalchemy import text
+
+    async def alter(action: str) -> None:
+        async with db_registry.async_session() as session:
+            for setting in settings:
+                statement = f"ALTER DATABASE %I {action.format(setting)}"
+                await session.execute(text(f"DO $$ BEGIN EXECUTE format('{statement}', current_database()); END $$"))
+            await session.commit()
+
+    await alter("SET {} = off")
+    try:
+        yield
+    finally:
+        await alter("RESET {}")

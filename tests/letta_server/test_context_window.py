@@ -18,6 +18,7 @@ from letta_agents import create_agent, embedding, stock
 
 import memprompt.letta
 from memprompt.letta import context
+from memprompt.letta.agent_memory import in_label_order
 
 TOKEN_FIELDS = tuple(context.TOKENS_OF.values())
 
@@ -52,8 +53,9 @@ async def overview(server, actor, agent_id, mode):
         return await server.agent_manager.get_context_window(agent_id=agent_id, actor=actor)
 
 
-async def letta_fields(server, actor, agent_id) -> dict:
-    """The fields' texts from Letta's own renderers (stock), for the agent as stored."""
+async def letta_fields(server, actor, agent_id, ordered: bool = False) -> dict:
+    """The fields' texts from Letta's own renderers (stock), for the agent as stored (``ordered``: its blocks in
+    label order, as stable mode writes them)."""
     from letta.helpers import ToolRulesSolver
     from letta.schemas.memory import Memory
 
@@ -61,6 +63,8 @@ async def letta_fields(server, actor, agent_id) -> dict:
         state = await server.agent_manager.get_agent_by_id_async(
             agent_id=agent_id, actor=actor, include_relationships=["memory", "sources", "tools"]
         )
+        if ordered:
+            state.memory = in_label_order(state.memory)
         core = state.memory.compile(llm_config=state.llm_config)
         rules = ToolRulesSolver(state.tool_rules).compile_tool_rule_prompts()
         whole = state.memory.compile(
@@ -166,14 +170,18 @@ async def test_overview_is_exact_and_adds_up(server, actor, frozen_time, shape):
     if "source" in spec:
         await attach_source(server, actor, agent.id, spec["source"])
     expected = await letta_fields(server, actor, agent.id)
+    ordered = await letta_fields(server, actor, agent.id, ordered=True)
     if "{CORE_MEMORY}" in (spec.get("system") or ""):
-        expected["system_prompt"] = spec["system"].replace("{CORE_MEMORY}", "")
+        expected["system_prompt"] = ordered["system_prompt"] = spec["system"].replace("{CORE_MEMORY}", "")
     theirs = await overview(server, actor, agent.id, None)
     for mode in ("rebuild", "stable"):
         mine = await overview(server, actor, agent.id, mode)
-        if mode == "rebuild":  # stable keeps the stored message[0], stamped when it was built
+        if mode == "rebuild":
             assert mine.messages[0].content[0].text == theirs.messages[0].content[0].text
-        assert_exact(mine, theirs, expected)
+            assert_exact(mine, theirs, expected)
+        else:  # stable keeps the stored message[0] (blocks as loaded), else builds it with the blocks in label order
+            text = mine.messages[0].content[0].text
+            assert_exact(mine, theirs, expected if expected["core_memory"] in text else ordered)
     text = theirs.messages[0].content[0].text
     stock_sum = sum(getattr(theirs, name) for name in TOKEN_FIELDS)
     if shape.startswith("git memory"):

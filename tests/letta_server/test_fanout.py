@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 
 import pytest
@@ -33,7 +32,7 @@ async def test_fan_out_writes_what_stock_writes(server, actor, mode):
     assert all("with a second line" in text for text in after)
     assert all(new != old for new, old in zip(after, before))
     # Each text is what stock's one-by-one forced rebuild builds from the same database (its blocks in
-    # whichever order PostgreSQL returns them: test_stock_block_order_is_the_planners).
+    # whichever order PostgreSQL returns them: test_block_order.test_stock_order_follows_the_plan).
     theirs = await stock_fan_out_texts(server, actor, agent_ids)
     assert in_label_order(after) == in_label_order(theirs)
     # A constant number of statements (stock: about 10 per agent).
@@ -100,53 +99,6 @@ async def test_fan_out_statements_do_not_grow_with_the_agents(server, actor):
                 await update_block(server, actor, block_id, f"now {count}")
         counts.append(len(statements))
     assert counts[0] == counts[1], counts
-
-
-async def test_stock_block_order_is_the_planners(server, actor):
-    """Why fan-out texts are compared with their blocks in label order: Letta 0.16.8 loads an agent's blocks with
-    no ORDER BY, so stock's own rebuild of one unchanged agent writes another text when PostgreSQL plans the
-    load another way (here: by an index instead of a scan of the table)."""
-    from letta.schemas.block import Block
-
-    # Created and attached in the reverse of label order, with ids in label order: a scan of the table
-    # returns zeta first, any index of blocks_agents (by label, by block id) alpha first.
-    labels = ("zeta", "beta", "alpha")
-    agent = await create_agent(server, actor, blocks=[])
-    for label in labels:
-        block = await server.block_manager.create_or_update_block_async(
-            Block(id=f"block-00000000-0000-4000-8000-{labels[::-1].index(label):012d}", label=label, value=label),
-            actor=actor,
-        )
-        await server.agent_manager.attach_block_async(agent_id=agent.id, block_id=block.id, actor=actor)
-    scanned = await stock_fan_out_texts(server, actor, [agent.id])
-    async with _planner_settings("enable_seqscan", "enable_bitmapscan"):
-        indexed = await stock_fan_out_texts(server, actor, [agent.id])
-    assert [_order(text, labels) for text in scanned + indexed] == [list(labels), sorted(labels)]
-    assert in_label_order(scanned) == in_label_order(indexed)
-
-
-def _order(text: str, labels: tuple[str, ...]) -> list[str]:
-    return sorted(labels, key=lambda label: text.index(f"<{label}>"))
-
-
-@contextlib.asynccontextmanager
-async def _planner_settings(*settings: str):
-    """The planner settings off for every new connection (the tests' engine opens one per session)."""
-    from letta.server.db import db_registry
-    from sqlalchemy import text
-
-    async def alter(action: str) -> None:
-        async with db_registry.async_session() as session:
-            for setting in settings:
-                statement = f"ALTER DATABASE %I {action.format(setting)}"
-                await session.execute(text(f"DO $$ BEGIN EXECUTE format('{statement}', current_database()); END $$"))
-            await session.commit()
-
-    await alter("SET {} = off")
-    try:
-        yield
-    finally:
-        await alter("RESET {}")
 
 
 async def test_interrupted_fan_out_leaves_old_or_new_and_the_next_update_completes(server, actor, monkeypatch):

@@ -15,7 +15,10 @@ Modes:
   fan-out batched (``fanout``), and what each message[0] was built from recorded (``stamps``). Every mode but
   ``render`` also makes the context-window overview's sections of message[0] exact (``context``).
 - ``stable``: as ``rebuild``, and a forced refresh (compaction, memory tools, fan-out) leaves message[0]
-  byte for byte as it is unless its template or memory section changed.
+  byte for byte as it is unless its template or memory section changed; its blocks in label order.
+- ``deferred``: as ``stable``, and an edit an agent made with its own memory tool waits to reach its message[0]
+  until the next compaction, message reset, recompile or outside edit, or more than
+  ``$MEMPROMPT_DEFERRED_EDITS`` (default 10) edits wait (``deferral``).
 
 Without writing code: ``memprompt run [--mode MODE] -- COMMAND`` or ``MEMPROMPT_LETTA=MODE`` in the
 environment (``autoinstall``). Importing this package does not import Letta; ``install()`` does.
@@ -43,7 +46,7 @@ __all__ = [
 
 #: The only Letta release whose output memprompt is proven to reproduce.
 SUPPORTED_LETTA_VERSION = "0.16.8"
-MODES: tuple[Mode, ...] = ("render", "rebuild", "stable")
+MODES: tuple[Mode, ...] = ("render", "rebuild", "stable", "deferred")
 
 _RANK = {mode: rank for rank, mode in enumerate(MODES)}
 _mode: Optional[Mode] = None
@@ -77,14 +80,17 @@ def install(*, allow_other_versions: bool = False, rebuild: bool = False, mode: 
             patching.restore_all()
         from . import rendering
 
-        rendering.install()
+        rendering.install(ordered=wanted in ("stable", "deferred"))
         if wanted != "render":
-            from . import context, decisions, fanout, stamps
+            from . import context, decisions, deferral, fanout, stamps
 
+            deferred = wanted == "deferred"
             context.install()
             decisions.install(wanted)
-            fanout.install(stable=wanted == "stable")
-            stamps.create_table(_database_uri())
+            fanout.install(stable=wanted in ("stable", "deferred"), deferred=deferred)
+            if deferred:
+                deferral.install()
+            stamps.create_table(_database_uri(), *((deferral.CREATE,) if deferred else ()))
         _mode = wanted
 
 

@@ -1,4 +1,4 @@
-"""``MEMPROMPT_LETTA=render|rebuild|stable``: memprompt installed in a Python process without a line of code.
+"""``MEMPROMPT_LETTA=render|rebuild|stable|deferred``: memprompt installed in a Python process without a line of code.
 
 The wheel ships ``memprompt_letta.pth``; at interpreter start it calls ``activate()`` only when the variable
 is set (unset, site imports nothing of memprompt). ``activate()`` imports no Letta either: it puts a finder

@@ -34,7 +34,7 @@ from typing import Any, Optional
 from ..memory import Memory
 from ..sections import message_sections
 from ..types import Section
-from .agent_memory import tool_usage_rules
+from .agent_memory import in_label_order, tool_usage_rules
 from .patching import copy_names, replace
 
 logger = logging.getLogger("memprompt.letta")
@@ -85,19 +85,24 @@ def system_text(message: Any) -> Optional[str]:
 
 def agent_sections(agent_state: Any, text: str) -> Optional[tuple[Section, ...]]:
     """The sections of ``text`` if it holds the agent's memory (compiled as Letta's rebuild does) in its template."""
-    memory = agent_state.memory
-    compiled = Memory(
-        memory.blocks, memory.file_blocks, memory.agent_type, memory.git_enabled
-    ).compile_with_fingerprint(
-        tool_usage_rules=tool_usage_rules(agent_state.tool_rules),
-        sources=agent_state.sources,
-        max_files_open=agent_state.max_files_open,
-        llm_config=agent_state.llm_config,
-    )
-    try:
-        return message_sections(agent_state.system, compiled, text)
-    except ValueError:
-        return None
+    rules = tool_usage_rules(agent_state.tool_rules)
+    loaded = agent_state.memory
+    ordered = in_label_order(loaded)
+    # The blocks as loaded (as stock writes them), else in label order (as stable and deferred write them).
+    for memory in (loaded,) if ordered is loaded else (loaded, ordered):
+        compiled = Memory(
+            memory.blocks, memory.file_blocks, memory.agent_type, memory.git_enabled
+        ).compile_with_fingerprint(
+            tool_usage_rules=rules,
+            sources=agent_state.sources,
+            max_files_open=agent_state.max_files_open,
+            llm_config=agent_state.llm_config,
+        )
+        try:
+            return message_sections(agent_state.system, compiled, text)
+        except ValueError:
+            continue
+    return None
 
 
 def field_texts(sections: tuple[Section, ...], text: str) -> dict[str, str]:

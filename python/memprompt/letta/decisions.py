@@ -7,7 +7,11 @@ writes; only the decision differs:
 - ``rebuild``: unforced, rebuild exactly when the template or the memory section changed (the exact parse
   of the stored text: no statement, where a stamp read would be one on a path that may not rebuild).
   Forced, rebuild as Letta does.
-- ``stable``: forced or not, keep message[0] byte for byte unless its template or memory section changed.
+- ``stable``: forced or not, keep message[0] byte for byte unless its template or memory section changed;
+  its blocks in label order (``in_label_order``), and a message[0] written before in the order PostgreSQL
+  returned them kept too: an unchanged memory is never rewritten, whatever the plan.
+- ``deferred``: as ``stable``, and the rebuild of an agent's own message[0] inside its own memory tool waits
+  (``deferral``): one statement instead of a write.
 
 Whether the new text differs is a comparison (Letta computes difflib's unified diff for that); the diff
 is computed only for Letta's debug log, when it is on. Each written message[0] costs one more statement:
@@ -20,12 +24,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal, Optional
 
-from ..rebuild import PromptStamp, needs_rebuild
-from . import stamps
-from .agent_memory import AgentMemory, compile_agent_memory, tool_usage_rules
+from . import deferral, stamps
+from .agent_memory import current_memory, stamp_of, tool_usage_rules
 from .patching import copy_names, replace
 
-Mode = Literal["render", "rebuild", "stable"]
+Mode = Literal["render", "rebuild", "stable", "deferred"]
 
 
 def install(mode: Mode) -> None:
@@ -34,12 +37,13 @@ def install(mode: Mode) -> None:
     from letta.agents.letta_agent_v2 import LettaAgentV2
     from letta.services.agent_manager import AgentManager
 
-    stable = mode == "stable"
+    stable = mode in ("stable", "deferred")
     replace(
         AgentManager,
         {
             "rebuild_system_prompt_async": copy_names(
-                _rebuild_system_prompt_async(stable), vars(AgentManager)["rebuild_system_prompt_async"]
+                _rebuild_system_prompt_async(stable, deferred=mode == "deferred"),
+                vars(AgentManager)["rebuild_system_prompt_async"],
             )
         },
     )
@@ -71,17 +75,6 @@ def message_text(message: Any) -> Optional[str]:
     return content_text if isinstance(content_text, str) else None
 
 
-def keep(system_prompt: str, memory: AgentMemory, text: Optional[str], force: bool) -> bool:
-    """Whether message[0] (``text``) is current: neither the template nor the memory section changed."""
-    return not needs_rebuild(system_prompt, memory.text, text, force=force)
-
-
-def stamp_of(system_prompt: str, memory: AgentMemory) -> PromptStamp:
-    from .. import _core
-
-    return PromptStamp(_core.fingerprint(system_prompt), memory.fingerprint)
-
-
 def _united_diff(letta_united_diff: Callable[[str, str], str]) -> Callable[[str, str], str]:
     def united_diff(old: str, new: str) -> str:
         # Letta only asks "is there a diff" and logs it at debug level: two equal texts have none.
@@ -106,7 +99,7 @@ def _any_debug() -> bool:
     )
 
 
-def _rebuild_system_prompt_async(stable: bool) -> Callable[..., Any]:
+def _rebuild_system_prompt_async(stable: bool, deferred: bool) -> Callable[..., Any]:
     async def rebuild_system_prompt_async(
         self: Any,
         agent_id: str,
@@ -134,8 +127,10 @@ def _rebuild_system_prompt_async(stable: bool) -> Callable[..., Any]:
             agent_manager.logger.warning(f"No system message found for agent {agent_state.id} and user {actor}")
             return agent_state, message, num_messages, num_archival
         text = message_text(message)
-        memory = compile_agent_memory(agent_state, rules_block)
-        if keep(agent_state.system, memory, text, force=force and not stable):
+        memory, kept = current_memory(agent_state, rules_block, text, force, stable)
+        if kept:
+            return agent_state, message, num_messages, num_archival
+        if deferred and not dry_run and await deferral.defer(agent_state, rules_block, message.id, text, memory):
             return agent_state, message, num_messages, num_archival
 
         edited = agent_manager.get_utc_time() if update_timestamp else message.created_at
@@ -199,8 +194,8 @@ def _rebuild_memory(stable: bool) -> Callable[..., Any]:
         current = in_context_messages[0]
         text = current.content[0].text
         agent_state = await self.agent_manager.refresh_file_blocks(agent_state=agent_state, actor=self.actor)
-        memory = compile_agent_memory(agent_state, rules_block)
-        if keep(agent_state.system, memory, text, force=force and not stable):
+        memory, kept = current_memory(agent_state, rules_block, text, force, stable)
+        if kept:
             return in_context_messages
 
         edited = letta_agent_v2.get_utc_time()

@@ -20,19 +20,19 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..rebuild import needs_rebuild
-from . import inputs, stamps
-from .agent_memory import AgentMemory, compile_agent_memories
-from .decisions import message_text, stamp_of, text_part
+from . import deferral, inputs, stamps
+from .agent_memory import AgentMemory, compile_agent_memories, stamp_of, tool_usage_rules
+from .decisions import message_text, text_part
 from .patching import copy_names, replace
 
 
-def install(stable: bool) -> None:
+def install(stable: bool, deferred: bool = False) -> None:
     from letta.services.block_manager import BlockManager
 
     letta_fan_out = vars(BlockManager)["_rebuild_system_prompts_for_connected_agents"]
     replace(
         BlockManager,
-        {"_rebuild_system_prompts_for_connected_agents": copy_names(_fan_out(stable), letta_fan_out)},
+        {"_rebuild_system_prompts_for_connected_agents": copy_names(_fan_out(stable, deferred), letta_fan_out)},
     )
 
 
@@ -44,7 +44,7 @@ class _Agent:
     text: Optional[str]
 
 
-def _fan_out(stable: bool) -> Callable[..., Any]:
+def _fan_out(stable: bool, deferred: bool) -> Callable[..., Any]:
     async def rebuild_connected_agents(self: Any, block_id: str, actor: Any) -> None:
         from letta.services.block_manager import logger
 
@@ -52,7 +52,7 @@ def _fan_out(stable: bool) -> Callable[..., Any]:
         if not agent_ids:
             return
         try:
-            await rebuild_agents(self.agent_manager, agent_ids, actor, stable)
+            await rebuild_agents(self.agent_manager, agent_ids, actor, stable, deferred)
         except Exception:
             # As stock Letta: a failed rebuild is logged, never fails the block update.
             logger.exception(
@@ -62,9 +62,12 @@ def _fan_out(stable: bool) -> Callable[..., Any]:
     return rebuild_connected_agents
 
 
-async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, stable: bool) -> int:
+async def rebuild_agents(
+    agent_manager: Any, agent_ids: list[str], actor: Any, stable: bool, deferred: bool = False
+) -> int:
     """Rebuild message[0] of each agent as ``rebuild_system_prompt_async(force=True, update_timestamp=False)``
-    would (``stable``: only where the template or memory section changed); returns how many were written."""
+    would (``stable``: only where the template or memory section changed, blocks in label order); returns how
+    many were written. ``deferred``: the agent whose own memory tool edited the block waits (``deferral``)."""
     from letta.orm.message import Message as MessageModel
     from letta.server.db import db_registry
     from sqlalchemy import select
@@ -72,7 +75,7 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     states = [agent for agent in await inputs.load(agent_ids, actor) if agent.message_ids]
     if not states:
         return 0
-    memories = compile_agent_memories(states)
+    memories = compile_agent_memories(states, ordered=stable)
     message_counts = await _message_counts(actor, [state.id for state in states])
     passage_counts = await _passage_counts(actor, [state.id for state in states])
 
@@ -93,6 +96,8 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
         for agent in agents:
             if stable and _current(agent, recorded.get(agent.message.id)):
                 continue
+            if deferred and await _defer(agent):
+                continue
             new_text = _system_message(
                 agent, message_counts.get(agent.state.id, 0), passage_counts.get(agent.state.id, 0)
             )
@@ -104,6 +109,14 @@ async def rebuild_agents(agent_manager: Any, agent_ids: list[str], actor: Any, s
     await stamps.record(written)
     await _embed(agent_manager.message_manager, [record.message_id for record in written], actor)
     return len(written)
+
+
+async def _defer(agent: _Agent) -> bool:
+    # Only the agent whose own tool edited the block can wait: its rules compiled again, for it alone.
+    if agent.state.id != deferral.editing_agent():
+        return False
+    rules = tool_usage_rules(agent.state.tool_rules)
+    return await deferral.defer(agent.state, rules, agent.message.id, agent.text, agent.memory)
 
 
 def _stored_text(row: Any) -> Optional[str]:

@@ -3,7 +3,7 @@
 Replaced: ``Memory.compile`` (and so ``compile_async``, which calls it), ``Memory.compile_available_skills``,
 ``Memory._render_memory_filesystem``, ``PromptGenerator.compile_memory_metadata_block``,
 ``PromptGenerator.get_system_message_from_compiled_memory`` and ``ToolRulesSolver.compile_tool_rule_prompts``.
-Letta's pydantic objects are read as they are.
+Letta's pydantic objects are read as they are; in stable and deferred mode the blocks in label order.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from datetime import datetime
 from typing import Any, Optional
 
 from .. import _core
+from .agent_memory import in_label_order
 from .patching import copy_names, replace
 
 
-def install() -> None:
+def install(ordered: bool = False) -> None:
+    """``ordered`` (stable and deferred mode): ``Memory.compile`` renders the blocks in label order."""
     from letta.helpers import tool_rule_solver
     from letta.otel.tracing import trace_method
     from letta.prompts.prompt_generator import PromptGenerator
@@ -31,7 +33,7 @@ def install() -> None:
     replace(
         Memory,
         {
-            "compile": copy_names(_compile(memory["compile"]), memory["compile"]),
+            "compile": copy_names(_compile(memory["compile"], ordered), memory["compile"]),
             "compile_available_skills": copy_names(_compile_available_skills, memory["compile_available_skills"]),
             "_render_memory_filesystem": copy_names(_render_memory_filesystem, memory["_render_memory_filesystem"]),
         },
@@ -63,7 +65,7 @@ def install() -> None:
 # --- the replacements: Letta's signatures, memprompt's core -------------------------
 
 
-def _compile(original: Callable[..., str]) -> Callable[..., str]:
+def _compile(original: Callable[..., str], ordered: bool) -> Callable[..., str]:
     def compile_memory(
         self: Any,
         tool_usage_rules: Any = None,
@@ -73,6 +75,8 @@ def _compile(original: Callable[..., str]) -> Callable[..., str]:
         client_skills: Any = None,
     ) -> str:
         # Letta's own fields, read by the Rust core as they are (client_skills is unused, as in Letta).
+        if ordered:
+            self = in_label_order(self)
         text = _core.compile_memory(
             self.blocks,
             self.file_blocks,

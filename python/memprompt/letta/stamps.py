@@ -55,14 +55,15 @@ def text_key(text: str) -> str:
     return f"{_core.fingerprint(text):032x}"
 
 
-def warn_once(kind: str, exc: BaseException) -> None:
+def warn_once(kind: str, exc: BaseException, fallback: str = "decisions fall back to the exact parse") -> None:
     if kind not in _warned:
         _warned.add(kind)
-        logger.warning("memprompt stamp store %s failed (decisions fall back to the exact parse): %r", kind, exc)
+        logger.warning("memprompt stamp store %s failed (%s): %r", kind, fallback, exc)
 
 
-def create_table(uri: Optional[str]) -> bool:
-    """Create the table in Letta's PostgreSQL (``uri``), serialised across workers by an advisory lock."""
+def create_table(uri: Optional[str], *others: str) -> bool:
+    """Create the table (and the ``others``' CREATE statements) in Letta's PostgreSQL (``uri``), serialised
+    across workers by an advisory lock."""
     if not uri or not uri.startswith("postgresql"):
         return False
     try:
@@ -73,7 +74,8 @@ def create_table(uri: Optional[str]) -> bool:
             with engine.begin() as connection:
                 # Two workers starting at once: CREATE TABLE IF NOT EXISTS alone can still collide.
                 connection.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": TABLE})
-                connection.execute(text(CREATE))
+                for create in (CREATE, *others):
+                    connection.execute(text(create))
         finally:
             engine.dispose()
         return True

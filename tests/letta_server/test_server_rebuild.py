@@ -67,7 +67,7 @@ async def _same(server, actor, agent_id) -> str:
 
 
 async def _stale(server, actor, agent_id) -> None:
-    """A stale case of SPEC section 3: stock keeps the old message[0], memprompt rebuilds it as force=True would."""
+    """A stale case of Letta's substring check (README, Rebuild decisions): stock keeps the old message[0], memprompt rebuilds it as force=True would."""
     stored, stock, forced, mine = await _three_ways(server, actor, agent_id)
     assert stock == stored, "stock Letta rebuilt: not a stale case"
     assert forced != stored, "the edit did not change the prompt"
@@ -118,7 +118,7 @@ async def test_edit_sequence_same_as_stock(server, actor, frozen_time, anthropic
     await _same(server, actor, agent.id)
 
 
-# --- the four stale cases of SPEC section 3 -----------------------------------------------
+# --- the four stale cases of Letta's substring check -----------------------------------------------
 
 
 async def test_stale_every_block_removed(server, actor, frozen_time):

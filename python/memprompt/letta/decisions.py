@@ -1,4 +1,4 @@
-"""Letta's two rebuild paths for message[0], deciding exactly (SPEC section 3) and costing nothing more.
+"""Letta's two rebuild paths for message[0], deciding exactly (README, Rebuild decisions) and costing nothing more.
 
 ``AgentManager.rebuild_system_prompt_async`` and ``LettaAgentV2._rebuild_memory`` are replaced by functions
 that make Letta's own reads, through Letta's own managers and in Letta's order, and write what Letta

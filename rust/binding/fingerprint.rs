@@ -5,8 +5,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
+use super::cpython::native_of;
 use super::memory::section_name;
-use super::strings::{native_of, type_error, Strings};
+use super::strings::{type_error, Strings};
 use crate::fingerprint as core;
 use crate::memory::section;
 use crate::message_sections::{self as message, Mismatch};

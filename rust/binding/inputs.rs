@@ -8,7 +8,8 @@ use pyo3::types::list::BoundListIterator;
 use pyo3::types::{PyIterator, PyList, PyString};
 
 use super::attr::Field;
-use super::strings::{native_of, repr, type_error, Site, Strings};
+use super::cpython::native_of;
+use super::strings::{repr, type_error, Site, Strings};
 use crate::directories::{FileReads, SourceIds};
 use crate::git_memory::Reads;
 use crate::model::{Block, Chars, ClientSkill, FileBlock, Int, Listed, Source, Text, ToolUsageRules};

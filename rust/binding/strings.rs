@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use super::attr::Field;
+use super::cpython::native_of;
 use crate::model::{Chars, Int, Text};
 use crate::out::{write_final, Count, Render, Section, UnitsMut};
 use crate::text::{Class, Native, Units};
@@ -393,8 +394,6 @@ pub fn type_error(what: String, expected: &str, obj: &Bound<'_, PyAny>) -> PyErr
     let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
     PyTypeError::new_err(format!("{what} must be {expected}, not {type_name}"))
 }
-
-pub use super::cpython::native_of;
 
 /// Output this large is written with the GIL released, so that other Python threads run.
 const DETACH_ABOVE: usize = 64 * 1024;
